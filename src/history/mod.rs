@@ -1,0 +1,138 @@
+//! The history model shared by every stage: transactions with compact integer
+//! ids, interned keys and values, micro-ops in one flat arena.
+//!
+//! Readers (`edn`, `json`, `onelite`) turn bytes into [`RawOp`]s; the
+//! [`builder`] pairs invocations with completions and produces a [`History`].
+
+pub mod datum;
+pub mod intern;
+
+pub use datum::Datum;
+pub use intern::Interner;
+
+/// Index of a transaction in [`History::txns`].
+pub type TxnId = u32;
+/// Interned key (see [`History::keys`]).
+pub type KeyId = u32;
+/// Interned value (see [`History::values`]).
+pub type ValId = u32;
+
+/// What the database said about a transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// Committed.
+    Ok,
+    /// Certainly not committed: its writes must never be seen.
+    Fail,
+    /// Unknown: it may or may not have committed; its reads are not trusted.
+    Info,
+}
+
+impl Outcome {
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Fail => "fail",
+            Outcome::Info => "info",
+        }
+    }
+}
+
+/// The function of a micro-op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MopKind {
+    /// `[:append k v]`: list-append.
+    Append,
+    /// `[:w k v]`: register write.
+    Write,
+    /// `[:r k v]`: read (of a list or of a register).
+    Read,
+}
+
+/// What a read returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Observed {
+    /// `nil`: in an invocation, not known yet; in a completion, the key's
+    /// initial state (no list / never written).
+    Nil,
+    /// A list: `len` values starting at `start` in [`History::elems`].
+    List { start: u32, len: u32 },
+    /// A single value (register read, or the value of an append/write).
+    Scalar(ValId),
+}
+
+/// One micro-operation of a transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Mop {
+    pub kind: MopKind,
+    pub key: KeyId,
+    /// For appends and writes: `Scalar(v)` (or `Nil` for `[:w k nil]`).
+    /// For reads: what was read.
+    pub value: Observed,
+}
+
+/// A process: the client (integer) that ran a transaction. Non-integer
+/// processes (`:nemesis`) never reach a [`History`]: Elle ignores them.
+pub type Process = i64;
+
+/// One transaction: an invocation paired with its completion (or an
+/// invocation that never completed, or a completion that was never invoked).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Txn {
+    pub outcome: Outcome,
+    pub process: Process,
+    /// The `:index` of the completion op (or of the invocation if there is
+    /// no completion). This is the number Elle uses to name the op.
+    pub index: i64,
+    /// The `:index` of the invocation, when there is one.
+    pub invoke_index: Option<i64>,
+    /// `:time` of invocation and completion, when known (-1 in Jepsen = unknown).
+    pub invoke_time: Option<i64>,
+    pub complete_time: Option<i64>,
+    /// Position of the invocation / completion in the history's event order
+    /// (line order for Jepsen histories, time order for OneLite). Real-time
+    /// order is `a.complete_seq < b.invoke_seq`. `None` when unknown.
+    pub invoke_seq: Option<u64>,
+    pub complete_seq: Option<u64>,
+    /// The micro-ops (from the completion, or the invocation when the
+    /// completion carries none): a range of [`History::mops`].
+    pub mops_start: u32,
+    pub mops_len: u32,
+    /// Line of the completion (or invocation) in the source, for messages.
+    pub line: u32,
+    /// `:f` of the op, when it was not `:txn` (kept for faithful printing).
+    pub f: Option<ValId>,
+}
+
+/// A whole history, ready for inference.
+#[derive(Clone, Debug, Default)]
+pub struct History {
+    /// Transactions in order of their completion op's position (Elle's order).
+    pub txns: Vec<Txn>,
+    pub mops: Vec<Mop>,
+    /// Flat arena of the values of all list reads.
+    pub elems: Vec<ValId>,
+    pub keys: Interner,
+    pub values: Interner,
+    /// True when at least one transaction has both an invocation and a
+    /// completion, so that real-time order means something.
+    pub has_invocations: bool,
+}
+
+impl History {
+    /// The micro-ops of a transaction.
+    pub fn mops(&self, t: TxnId) -> &[Mop] {
+        let t = &self.txns[t as usize];
+        &self.mops[t.mops_start as usize..(t.mops_start + t.mops_len) as usize]
+    }
+
+    /// The values of a list read.
+    pub fn list(&self, o: Observed) -> Option<&[ValId]> {
+        match o {
+            Observed::List { start, len } => {
+                Some(&self.elems[start as usize..(start + len) as usize])
+            }
+            _ => None,
+        }
+    }
+}

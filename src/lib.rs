@@ -1,0 +1,8 @@
+//! isolde: a black-box checker of transactional isolation.
+//!
+//! Data flows one way: `history` (parse) → `workload` (infer) → `graph`
+//! (build, search) → `model` (judge) → `explain` (render). See ARCHITECTURE.md.
+
+pub mod history;
+pub mod graph;
+pub mod workload;
