@@ -6,3 +6,8 @@
 pub mod history;
 pub mod graph;
 pub mod workload;
+pub mod check;
+pub mod explain;
+pub mod run;
+pub mod model;
+pub mod schedule;

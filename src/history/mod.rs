@@ -6,6 +6,13 @@
 
 pub mod datum;
 pub mod intern;
+pub mod builder;
+pub mod edn;
+pub mod error;
+pub mod json;
+pub mod onelite;
+pub mod raw;
+pub mod read;
 
 pub use datum::Datum;
 pub use intern::Interner;

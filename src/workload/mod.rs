@@ -2,6 +2,9 @@
 //! [`History`] into dependency edges, non-cycle anomalies, and can later
 //! explain any edge it produced.
 
+pub mod list_append;
+pub mod rw_register;
+
 use crate::graph::Rels;
 use crate::history::{History, KeyId, TxnId};
 

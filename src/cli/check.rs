@@ -1,0 +1,147 @@
+//! `isolde check`: the elle-cli-compatible checker command.
+
+use super::exit;
+use crate::check::{check_history, CheckOptions, Validity, Workload};
+use crate::history::read::{read_history_file, Format};
+use clap::{Args, ValueEnum};
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum ModelArg {
+    /// Lists of appended values: `[:append k v]`, `[:r k [v ...]]`.
+    ListAppend,
+    /// Registers: `[:w k v]`, `[:r k v]`.
+    RwRegister,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum FormatArg {
+    /// Jepsen EDN (one op map per line, or a vector of them).
+    Edn,
+    /// elle-cli JSON: an array of op objects, or one object per line.
+    Json,
+    /// OneLite JSON lines (a `{"history": ...}` header, then one txn per line).
+    Onelite,
+}
+
+/// Check histories against consistency models, like elle-cli.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// History files (EDN, JSON, JSON lines or OneLite; gzip/zstd read directly).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Workload; inferred from the history's micro-ops when omitted.
+    #[arg(short = 'm', long = "model", value_enum)]
+    pub model: Option<ModelArg>,
+    /// Input format; detected from the first bytes when omitted.
+    #[arg(short = 'f', long, value_enum)]
+    pub format: Option<FormatArg>,
+    /// Comma-separated consistency models that should hold (`none` for no
+    /// models: only --anomalies), e.g. serializable,strong-session-snapshot-isolation.
+    #[arg(short = 'c', long = "consistency-models", default_value = "strict-serializable")]
+    pub consistency_models: String,
+    /// Comma-separated anomalies that must not occur, in addition to those the
+    /// models prohibit (e.g. G1,G2-item,internal).
+    #[arg(short = 'a', long, default_value = "")]
+    pub anomalies: String,
+    /// Bound on cycle search per strongly connected component, in milliseconds.
+    /// Results found when it is hit are lower bounds (reported as cycle-search-timeout).
+    #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000)]
+    pub cycle_search_timeout: u64,
+    /// Print the full result for each file as a JSON object (Elle's keys).
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Print a human-readable report: verdict, models ruled out, and an
+    /// explanation of every anomaly.
+    #[arg(short = 'x', long)]
+    pub explain: bool,
+    /// Write explanations (one text file per anomaly type) to this directory.
+    #[arg(short = 'd', long)]
+    pub directory: Option<PathBuf>,
+}
+
+impl CheckArgs {
+    /// The library options these arguments ask for.
+    pub fn options(&self) -> CheckOptions {
+        let list = |s: &str| -> Vec<String> {
+            s.split(',')
+                .map(|x| x.trim().trim_start_matches(':').to_string())
+                .filter(|x| !x.is_empty())
+                .collect()
+        };
+        let models = list(&self.consistency_models);
+        let models = if models.iter().any(|m| m == "none") { vec![] } else { models };
+        CheckOptions {
+            workload: match self.model {
+                Some(ModelArg::RwRegister) => Workload::RwRegister,
+                _ => Workload::ListAppend,
+            },
+            workload_given: self.model.is_some(),
+            models: Some(models),
+            anomalies: list(&self.anomalies),
+            cycle_search_timeout_ms: self.cycle_search_timeout,
+        }
+    }
+}
+
+/// Runs `isolde check`; returns the exit code.
+pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
+    let options = args.options();
+    crate::check::validate_options(&options)?;
+    let format = args.format.map(|f| match f {
+        FormatArg::Edn => Format::Edn,
+        FormatArg::Json => Format::Json,
+        FormatArg::Onelite => Format::OneLite,
+    });
+    let mut worst = exit::VALID;
+    let stdout = std::io::stdout();
+    for file in &args.files {
+        let history = match read_history_file(file, format) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("isolde: {e}");
+                worst = exit::INPUT_ERROR;
+                continue;
+            }
+        };
+        let report = check_history(&history, &options);
+        let mut out = stdout.lock();
+        if args.verbose {
+            let mut json = report.json.clone();
+            if let serde_json::Value::Object(m) = &mut json {
+                m.insert("file".into(), serde_json::json!(file.display().to_string()));
+            }
+            writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+        } else if args.explain {
+            writeln!(out, "{}", crate::check::render_report(&history, &report, &file.display().to_string()))?;
+        } else {
+            writeln!(out, "{}\t{}", file.display(), report.valid.name())?;
+        }
+        if let Some(dir) = &args.directory {
+            crate::check::write_directory(&history, &report, dir)?;
+        }
+        let code = match report.valid {
+            Validity::True => exit::VALID,
+            Validity::False => exit::INVALID,
+            Validity::Unknown => exit::UNKNOWN,
+        };
+        worst = worse(worst, code);
+    }
+    Ok(worst)
+}
+
+/// Combines exit codes: input errors dominate, then invalid, then unknown.
+fn worse(a: i32, b: i32) -> i32 {
+    let rank = |c: i32| match c {
+        exit::INPUT_ERROR => 3,
+        exit::INVALID => 2,
+        exit::UNKNOWN => 1,
+        _ => 0,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
+}

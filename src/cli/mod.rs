@@ -1,0 +1,18 @@
+//! Command-line front end: argument parsing, printing, exit codes. The work
+//! itself is library code.
+
+pub mod check;
+
+/// Exit codes shared by every subcommand.
+pub mod exit {
+    /// Every history valid (or, for `schedule`, conflict serializable).
+    pub const VALID: i32 = 0;
+    /// Some history invalid.
+    pub const INVALID: i32 = 1;
+    /// Bad command line (clap's own code).
+    pub const USAGE: i32 = 2;
+    /// No history invalid, but some verdict unknown.
+    pub const UNKNOWN: i32 = 3;
+    /// A history could not be read (malformed, missing file, ...).
+    pub const INPUT_ERROR: i32 = 4;
+}

@@ -1,0 +1,506 @@
+//! `isolde run TARGET [options]`: arguments and the command itself.
+
+use super::client::Target;
+use super::driver::{self, Plan};
+use super::exec::ExecTarget;
+use super::generator::{GenOptions, Generator};
+use super::mysql::{parse_session_var, MyLevel, MyTarget};
+use super::postgres::{PgLevel, PgTarget};
+use super::progress::{Counts, Progress};
+use super::recorder::{Clock, Recorder};
+use super::rng::Dist;
+use super::sim::{run_sim, SimBug, SimLevel, SimRun};
+use super::sqlite::{Begin, Journal, SqliteTarget};
+use super::{run_id, RunError, WorkloadKind};
+use crate::check::{check_history, CheckOptions, Validity, Workload};
+use clap::{Args, Subcommand};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Run a workload against a database, record the history, then check it.
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    #[command(subcommand)]
+    pub target: TargetArgs,
+}
+
+/// The database to run against.
+#[derive(Subcommand, Debug, Clone)]
+pub enum TargetArgs {
+    /// A built-in multi-version database in memory (deterministic per --seed).
+    /// Checked by default against the model named by -i.
+    Sim {
+        /// Isolation level to implement.
+        #[arg(short = 'i', long = "isolation", value_enum, default_value = "serializable")]
+        isolation: SimLevel,
+        /// A deliberate bug: lost-update (stale write-back), non-atomic
+        /// (commits visible one key at a time), aborted-read (aborted writes leak).
+        #[arg(long, value_enum)]
+        bug: Option<SimBug>,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// A SQLite file through the bundled SQLite. Checked by default against serializable.
+    Sqlite {
+        /// Database file (default: a new file in the temporary directory, removed afterwards).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "deferred")]
+        begin: Begin,
+        #[arg(long, value_enum, default_value = "wal")]
+        journal: Journal,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// PostgreSQL. Checked by default against the level's model: read-committed,
+    /// snapshot-isolation (for repeatable-read), serializable.
+    Postgres {
+        /// e.g. postgres://postgres@127.0.0.1:5432/test
+        #[arg(long)]
+        url: String,
+        #[arg(short = 'i', long = "isolation", value_enum, default_value = "serializable")]
+        isolation: PgLevel,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// MySQL 8 or MariaDB. Checked by default against the model named like the level.
+    Mysql {
+        /// e.g. mysql://root@127.0.0.1:3306/test
+        #[arg(long)]
+        url: String,
+        #[arg(short = 'i', long = "isolation", value_enum, default_value = "serializable")]
+        isolation: MyLevel,
+        /// Session variable to set on every connection, NAME=VALUE (repeatable),
+        /// e.g. innodb_snapshot_isolation=ON.
+        #[arg(long = "session-var", value_name = "NAME=VALUE", value_parser = parse_session_var)]
+        session_vars: Vec<(String, String)>,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Any database, through a client program speaking JSON lines on
+    /// stdin/stdout (see examples/sqlite_client.py). Checked by default against
+    /// strict-serializable.
+    Exec {
+        /// Seconds to wait for the client's reply before calling the transaction info.
+        #[arg(long, default_value_t = 10.0)]
+        reply_timeout: f64,
+        #[command(flatten)]
+        common: CommonArgs,
+        /// The client command and its arguments.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+}
+
+/// Options every target takes.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    #[arg(short = 'w', long, value_enum, default_value = "list-append")]
+    pub workload: WorkloadKind,
+    /// Number of transactions (default 1000 when --time-limit is not given).
+    #[arg(short = 'n', long)]
+    pub txns: Option<u64>,
+    /// Stop issuing transactions after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub time_limit: Option<f64>,
+    /// Concurrent clients, one connection each.
+    #[arg(short = 'p', long, default_value_t = 10)]
+    pub processes: u32,
+    /// Keys in the active window at any time.
+    #[arg(long, default_value_t = 10)]
+    pub key_count: u32,
+    #[arg(long, default_value_t = 1)]
+    pub min_txn_length: u32,
+    #[arg(long, default_value_t = 4)]
+    pub max_txn_length: u32,
+    /// A key leaves the window after at most this many writes.
+    #[arg(long, default_value_t = 256)]
+    pub max_writes_per_key: u32,
+    /// Probability that a micro-op is a read.
+    #[arg(long, default_value_t = 0.5)]
+    pub read_ratio: f64,
+    /// Random seed: the same seed generates the same transactions (default: random, printed).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Limit on transactions per second, over all clients.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Fraction of keys whose values are drawn from a small domain, so that
+    /// values repeat.
+    #[arg(long, default_value_t = 0.0)]
+    pub duplicates: f64,
+    /// Size of that domain.
+    #[arg(long, default_value_t = 5)]
+    pub value_domain: u32,
+    /// Distribution of duplicate values: uniform or zipf:THETA.
+    #[arg(long, default_value = "uniform")]
+    pub value_dist: Dist,
+    /// Distribution of key choice over the window: uniform or zipf:THETA.
+    #[arg(long, default_value = "uniform")]
+    pub key_dist: Dist,
+    /// History file (JSON lines; default: isolde-run-<UTC time>.jsonl in the current directory).
+    #[arg(short = 'o', long)]
+    pub out: Option<PathBuf>,
+    /// Shell command to run periodically during the run (e.g. restart the database).
+    #[arg(long, value_name = "CMD")]
+    pub fault: Option<String>,
+    /// Seconds between fault commands.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
+    pub fault_interval: f64,
+    /// Consistency models to check (comma-separated; `none` for only
+    /// --anomalies). Default: the model of the requested isolation level.
+    #[arg(short = 'c', long = "consistency-models")]
+    pub consistency_models: Option<String>,
+    /// Comma-separated anomalies that must not occur, beyond those the models prohibit.
+    #[arg(short = 'a', long, default_value = "")]
+    pub anomalies: String,
+    /// Bound on cycle search per strongly connected component, in milliseconds.
+    #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000)]
+    pub cycle_search_timeout: u64,
+    /// Print the full check result as JSON.
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Record only; do not check.
+    #[arg(long)]
+    pub no_check: bool,
+}
+
+impl TargetArgs {
+    pub fn common(&self) -> &CommonArgs {
+        match self {
+            TargetArgs::Sim { common, .. }
+            | TargetArgs::Sqlite { common, .. }
+            | TargetArgs::Postgres { common, .. }
+            | TargetArgs::Mysql { common, .. }
+            | TargetArgs::Exec { common, .. } => common,
+        }
+    }
+
+    /// The model checked when -c is not given.
+    pub fn default_model(&self) -> &'static str {
+        match self {
+            TargetArgs::Sim { isolation, .. } => isolation.model(),
+            TargetArgs::Sqlite { .. } => "serializable",
+            TargetArgs::Postgres { isolation, .. } => isolation.model(),
+            TargetArgs::Mysql { isolation, .. } => isolation.model(),
+            TargetArgs::Exec { .. } => "strict-serializable",
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            TargetArgs::Sim { .. } => "sim",
+            TargetArgs::Sqlite { .. } => "sqlite",
+            TargetArgs::Postgres { .. } => "postgres",
+            TargetArgs::Mysql { .. } => "mysql",
+            TargetArgs::Exec { .. } => "exec",
+        }
+    }
+}
+
+fn secs(name: &str, s: f64) -> Result<Duration, RunError> {
+    if s.is_finite() && s > 0.0 {
+        Ok(Duration::from_secs_f64(s))
+    } else {
+        Err(RunError::Option(format!("{name} must be a positive number of seconds, got {s}")))
+    }
+}
+
+impl CommonArgs {
+    fn gen_options(&self, seed: u64) -> Result<GenOptions, RunError> {
+        let opts = GenOptions {
+            workload: self.workload,
+            key_count: self.key_count,
+            min_txn_length: self.min_txn_length,
+            max_txn_length: self.max_txn_length,
+            max_writes_per_key: self.max_writes_per_key,
+            read_ratio: self.read_ratio,
+            seed,
+            duplicates: self.duplicates,
+            value_domain: self.value_domain,
+            value_dist: self.value_dist,
+            key_dist: self.key_dist,
+        };
+        opts.validate().map_err(RunError::Option)?;
+        Ok(opts)
+    }
+
+    fn plan(&self) -> Result<Plan, RunError> {
+        if self.processes == 0 {
+            return Err(RunError::Option("--processes must be at least 1".into()));
+        }
+        let time_limit = self.time_limit.map(|s| secs("--time-limit", s)).transpose()?;
+        if let Some(r) = self.rate {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(RunError::Option(format!("--rate must be positive, got {r}")));
+            }
+        }
+        let fault = match &self.fault {
+            Some(cmd) => Some((cmd.clone(), secs("--fault-interval", self.fault_interval)?)),
+            None => None,
+        };
+        Ok(Plan {
+            processes: self.processes,
+            txns: self.txns.or(if time_limit.is_none() { Some(1000) } else { None }),
+            time_limit,
+            rate: self.rate,
+            fault,
+        })
+    }
+
+    fn check_options(&self, default_model: &str) -> CheckOptions {
+        let list = |s: &str| -> Vec<String> {
+            s.split(',')
+                .map(|x| x.trim().trim_start_matches(':').to_string())
+                .filter(|x| !x.is_empty())
+                .collect()
+        };
+        let models = list(self.consistency_models.as_deref().unwrap_or(default_model));
+        let models = if models.iter().any(|m| m == "none") { vec![] } else { models };
+        CheckOptions {
+            workload: match self.workload {
+                WorkloadKind::ListAppend => Workload::ListAppend,
+                WorkloadKind::RwRegister => Workload::RwRegister,
+            },
+            models: Some(models),
+            anomalies: list(&self.anomalies),
+            cycle_search_timeout_ms: self.cycle_search_timeout,
+            ..Default::default()
+        }
+    }
+}
+
+/// `isolde-run-20261202T121653Z.jsonl` (UTC) in the current directory, with
+/// `-1`, `-2`, ... when that file exists.
+pub fn default_history_path() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let stem = format!(
+        "isolde-run-{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    );
+    // Two runs started in the same second must not share a file.
+    (0..)
+        .map(|i| match i {
+            0 => PathBuf::from(format!("{stem}.jsonl")),
+            i => PathBuf::from(format!("{stem}-{i}.jsonl")),
+        })
+        .find(|p| !p.exists())
+        .expect("some suffix is free")
+}
+
+/// Exit codes, as `isolde check` uses them.
+pub mod exit {
+    pub const VALID: i32 = 0;
+    pub const INVALID: i32 = 1;
+    pub const UNKNOWN: i32 = 3;
+    pub const INPUT_ERROR: i32 = 4;
+}
+
+/// What a run produced, before checking.
+#[derive(Debug)]
+pub struct Recorded {
+    pub path: PathBuf,
+    pub counts: Counts,
+    pub elapsed: Duration,
+    pub seed: u64,
+    pub faults: u64,
+    pub warnings: Vec<String>,
+}
+
+/// Runs the workload and records the history; does not check it.
+pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
+    let common = args.target.common();
+    let seed = common.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64 % 1_000_000_000)
+            .unwrap_or(0)
+    });
+    let gen_opts = common.gen_options(seed)?;
+    let plan = common.plan()?;
+    let path = common.out.clone().unwrap_or_else(default_history_path);
+    let id = run_id();
+    driver::install_interrupt_handler();
+    let show = std::io::stderr().is_terminal();
+    let progress = Progress::new(plan.txns, show);
+    let started = Instant::now();
+    let mut faults = 0;
+    let mut warnings = vec![];
+    let record_error = |e: std::io::Error| RunError::Record {
+        path: path.display().to_string(),
+        source: e,
+    };
+    let rec;
+    match &args.target {
+        TargetArgs::Sim { isolation, bug, .. } => {
+            if plan.fault.is_some() {
+                return Err(RunError::Option("--fault does not apply to sim".into()).into());
+            }
+            rec = Recorder::create(&path, Clock::Manual(Default::default())).map_err(record_error)?;
+            let cfg = SimRun {
+                level: *isolation,
+                bug: *bug,
+                processes: plan.processes,
+                txns: plan.txns,
+                time_limit: plan.time_limit,
+            };
+            run_sim(&cfg, &mut Generator::new(gen_opts), &rec, &progress, &driver::interrupted);
+        }
+        target => {
+            let mut temp_db = None;
+            let t: Box<dyn Target> = match target {
+                TargetArgs::Sqlite {
+                    db, begin, journal, ..
+                } => {
+                    let file = db.clone().unwrap_or_else(|| {
+                        let f = std::env::temp_dir().join(format!("isolde-{id}.sqlite"));
+                        temp_db = Some(f.clone());
+                        f
+                    });
+                    Box::new(SqliteTarget::new(file, *begin, *journal, common.workload, &id))
+                }
+                TargetArgs::Postgres { url, isolation, .. } => {
+                    Box::new(PgTarget::new(url, *isolation, common.workload, &id)?)
+                }
+                TargetArgs::Mysql {
+                    url,
+                    isolation,
+                    session_vars,
+                    ..
+                } => Box::new(MyTarget::new(
+                    url,
+                    *isolation,
+                    session_vars.clone(),
+                    common.workload,
+                    &id,
+                )?),
+                TargetArgs::Exec {
+                    command,
+                    reply_timeout,
+                    ..
+                } => Box::new(ExecTarget::new(
+                    command.clone(),
+                    common.workload,
+                    &id,
+                    secs("--reply-timeout", *reply_timeout)?,
+                )),
+                TargetArgs::Sim { .. } => unreachable!("handled above"),
+            };
+            t.setup().map_err(|e| RunError::Setup {
+                target: t.describe(),
+                message: format!("{e:#}"),
+            })?;
+            rec = Recorder::create(&path, Clock::Real(Instant::now())).map_err(record_error)?;
+            let stats = driver::run_threaded(t.as_ref(), &plan, Generator::new(gen_opts), &rec, &progress);
+            faults = stats.faults.ran;
+            warnings = stats.warnings;
+            if let Err(e) = t.teardown() {
+                warnings.push(format!("cleanup failed: {e:#}"));
+            }
+            if let Some(f) = temp_db {
+                for suffix in ["", "-wal", "-shm", "-journal"] {
+                    let mut p = f.clone().into_os_string();
+                    p.push(suffix);
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+        }
+    }
+    let counts = progress.finish();
+    rec.finish().map_err(record_error)?;
+    Ok(Recorded {
+        path,
+        counts,
+        elapsed: started.elapsed(),
+        seed,
+        faults,
+        warnings,
+    })
+}
+
+fn validity_name(v: Validity) -> &'static str {
+    match v {
+        Validity::True => "true",
+        Validity::False => "false",
+        Validity::Unknown => "unknown",
+    }
+}
+
+/// Runs `isolde run`; returns the exit code (as `isolde check`: 0 valid,
+/// 1 invalid, 3 unknown, 4 history unreadable).
+pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
+    let common = args.target.common();
+    let options = common.check_options(args.target.default_model());
+    let r = record(args)?;
+    for w in &r.warnings {
+        eprintln!("isolde: warning: {w}");
+    }
+    let c = r.counts;
+    let secs = r.elapsed.as_secs_f64();
+    let mut summary = format!(
+        "isolde run {}: {} txns ({} ok, {} fail, {} info) in {:.1}s ({:.0}/s)",
+        args.target.name(),
+        c.ok + c.fail + c.info,
+        c.ok,
+        c.fail,
+        c.info,
+        secs,
+        (c.ok + c.fail + c.info) as f64 / secs.max(1e-9),
+    );
+    if common.fault.is_some() {
+        summary += &format!(", {} faults", r.faults);
+    }
+    summary += &format!("; seed {}; history {}", r.seed, r.path.display());
+    if common.no_check {
+        eprintln!("{summary}; not checked");
+        return Ok(exit::VALID);
+    }
+    let history = match crate::history::read::read_history_file(&r.path, None) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("{summary}");
+            eprintln!("isolde: {e}");
+            return Ok(exit::INPUT_ERROR);
+        }
+    };
+    let report = check_history(&history, &options);
+    let models = options.models.clone().unwrap_or_default().join(",");
+    let verdict = match report.valid {
+        Validity::True => format!("valid ({models})"),
+        Validity::False => format!("INVALID ({models}): {}", report.anomaly_types.join(", ")),
+        Validity::Unknown => format!("unknown ({models}): {}", report.anomaly_types.join(", ")),
+    };
+    eprintln!("{summary}; {verdict}");
+    let mut out = std::io::stdout().lock();
+    if common.verbose {
+        let mut json = report.json.clone();
+        if let serde_json::Value::Object(m) = &mut json {
+            m.insert("file".into(), serde_json::json!(r.path.display().to_string()));
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+    } else {
+        writeln!(out, "{}\t{}", r.path.display(), validity_name(report.valid))?;
+    }
+    Ok(match report.valid {
+        Validity::True => exit::VALID,
+        Validity::False => exit::INVALID,
+        Validity::Unknown => exit::UNKNOWN,
+    })
+}

@@ -1,0 +1,65 @@
+//! The interface between the threaded driver and a real database: a
+//! [`Target`] sets the database up and opens connections; a [`Client`] (one
+//! per worker thread) runs transactions on its connection.
+
+use super::{Mop, ReadValue, Txn, WorkloadKind};
+
+/// How one transaction ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Completion {
+    /// Committed; the micro-ops with what every read returned.
+    Ok(Txn),
+    /// Certainly not committed (the database said it rolled back).
+    Fail(String),
+    /// Unknown: it may or may not have committed. The driver drops this
+    /// connection and continues under a new process id.
+    Info(String),
+}
+
+/// A connection that runs transactions.
+pub trait Client: Send {
+    fn execute(&mut self, txn: &[Mop]) -> Completion;
+}
+
+/// A database under test.
+pub trait Target: Send + Sync {
+    /// A name for messages, e.g. `postgres serializable`.
+    fn describe(&self) -> String;
+    /// Creates the tables this run uses.
+    fn setup(&self) -> anyhow::Result<()>;
+    /// Opens a new connection for worker `worker`.
+    fn connect(&self, worker: u32) -> anyhow::Result<Box<dyn Client>>;
+    /// Drops what `setup` created (best effort).
+    fn teardown(&self) -> anyhow::Result<()>;
+}
+
+/// Parses the comma-separated text a list-append table stores.
+pub fn parse_list(text: &str) -> Result<Vec<i64>, String> {
+    if text.is_empty() {
+        return Ok(vec![]);
+    }
+    text.split(',')
+        .map(|x| {
+            x.parse::<i64>()
+                .map_err(|_| format!("stored list {text:?} has a non-integer element {x:?}"))
+        })
+        .collect()
+}
+
+/// Turns a stored cell into a read result for the workload: `None` when the
+/// row does not exist.
+pub fn list_read(cell: Option<String>) -> Result<Option<ReadValue>, String> {
+    match cell {
+        None => Ok(None),
+        Some(s) => parse_list(&s).map(|l| Some(ReadValue::List(l))),
+    }
+}
+
+/// Table name for a run: `isolde_<workload>_<run id>`.
+pub fn table_name(workload: WorkloadKind, run_id: &str) -> String {
+    let w = match workload {
+        WorkloadKind::ListAppend => "append",
+        WorkloadKind::RwRegister => "register",
+    };
+    format!("isolde_{w}_{run_id}")
+}

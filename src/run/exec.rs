@@ -1,0 +1,209 @@
+//! `isolde run exec -- CMD ARGS...`: any database, through a client program
+//! that speaks one JSON line per transaction on stdin/stdout.
+//!
+//! isolde writes `{"value":[["append",3,7],["r",4,null]]}` and reads back
+//! `{"type":"ok","value":[["append",3,7],["r",4,[1,7]]]}` (or `"fail"` /
+//! `"info"`, with an optional `"error"`). One program runs per worker; after
+//! an `info` (or a crash, a timeout, a malformed line) it is killed and a new
+//! one started. The program sees `ISOLDE_TABLE` (a table name unique to the
+//! run), `ISOLDE_WORKLOAD` and `ISOLDE_WORKER` in its environment.
+
+use super::client::{table_name, Client, Completion, Target};
+use super::{txn_json, Mop, ReadValue, WorkloadKind};
+use serde_json::Value as Json;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+pub struct ExecTarget {
+    pub command: Vec<String>,
+    pub workload: WorkloadKind,
+    pub table: String,
+    /// How long to wait for a reply before calling the transaction `info`.
+    pub timeout: Duration,
+}
+
+impl ExecTarget {
+    pub fn new(command: Vec<String>, workload: WorkloadKind, run_id: &str, timeout: Duration) -> Self {
+        ExecTarget {
+            command,
+            workload,
+            table: table_name(workload, run_id),
+            timeout,
+        }
+    }
+
+    fn spawn(&self, worker: u32) -> anyhow::Result<Child> {
+        let (prog, args) = self
+            .command
+            .split_first()
+            .ok_or_else(|| anyhow::anyhow!("exec: no command given (isolde run exec -- CMD ARGS...)"))?;
+        let workload = match self.workload {
+            WorkloadKind::ListAppend => "list-append",
+            WorkloadKind::RwRegister => "rw-register",
+        };
+        Command::new(prog)
+            .args(args)
+            .env("ISOLDE_TABLE", &self.table)
+            .env("ISOLDE_WORKLOAD", workload)
+            .env("ISOLDE_WORKER", worker.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|e| anyhow::anyhow!("exec: cannot start {prog:?}: {e}"))
+    }
+}
+
+impl Target for ExecTarget {
+    fn describe(&self) -> String {
+        format!("exec {}", self.command.join(" "))
+    }
+
+    /// Starts the program once with an empty stdin, which it must answer by
+    /// exiting with status 0: a command that cannot start or crashes at once
+    /// is reported before the run.
+    fn setup(&self) -> anyhow::Result<()> {
+        let mut child = self.spawn(u32::MAX)?;
+        drop(child.stdin.take());
+        let status = child.wait()?;
+        if !status.success() {
+            anyhow::bail!("exec: {:?} exited with {status} on an empty input", self.command.join(" "));
+        }
+        Ok(())
+    }
+
+    fn connect(&self, worker: u32) -> anyhow::Result<Box<dyn Client>> {
+        let mut child = self.spawn(worker)?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = mpsc::channel();
+        // A reader thread, so that a client that hangs can be timed out.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let end = line.is_err();
+                if tx.send(line).is_err() || end {
+                    break;
+                }
+            }
+        });
+        Ok(Box::new(ExecClient {
+            child,
+            stdin,
+            lines: rx,
+            timeout: self.timeout,
+            workload: self.workload,
+        }))
+    }
+
+    fn teardown(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+struct ExecClient {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<std::io::Result<String>>,
+    timeout: Duration,
+    workload: WorkloadKind,
+}
+
+impl Drop for ExecClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Client for ExecClient {
+    fn execute(&mut self, txn: &[Mop]) -> Completion {
+        let request = request_line(txn) + "\n";
+        if let Err(e) = self.stdin.write_all(request.as_bytes()).and_then(|_| self.stdin.flush()) {
+            return Completion::Info(format!("exec: cannot write to the client: {e}"));
+        }
+        match self.lines.recv_timeout(self.timeout) {
+            Ok(Ok(line)) => parse_reply(&line, txn, self.workload),
+            Ok(Err(e)) => Completion::Info(format!("exec: cannot read from the client: {e}")),
+            Err(RecvTimeoutError::Timeout) => {
+                Completion::Info(format!("exec: no reply within {:?}", self.timeout))
+            }
+            Err(RecvTimeoutError::Disconnected) => Completion::Info("exec: the client exited".into()),
+        }
+    }
+}
+
+/// Interprets one reply line to `sent`. Anything malformed is `info`: the
+/// client may have run the transaction.
+pub fn parse_reply(line: &str, sent: &[Mop], workload: WorkloadKind) -> Completion {
+    let bad = |why: String| Completion::Info(format!("exec: bad reply {line:?}: {why}"));
+    let reply: Json = match serde_json::from_str(line) {
+        Ok(j) => j,
+        Err(e) => return bad(e.to_string()),
+    };
+    let error = reply.get("error").map(|e| match e {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    });
+    match reply.get("type").and_then(Json::as_str) {
+        Some("ok") => {}
+        Some("fail") => return Completion::Fail(error.unwrap_or_else(|| "fail".into())),
+        Some("info") => return Completion::Info(error.unwrap_or_else(|| "info".into())),
+        _ => return bad("\"type\" must be \"ok\", \"fail\" or \"info\"".into()),
+    }
+    let Some(values) = reply.get("value").and_then(Json::as_array) else {
+        return bad("an ok reply needs \"value\": an array of micro-ops".into());
+    };
+    if values.len() != sent.len() {
+        return bad(format!("{} micro-ops sent, {} returned", sent.len(), values.len()));
+    }
+    let mut done = Vec::with_capacity(sent.len());
+    for (i, (got, want)) in values.iter().zip(sent).enumerate() {
+        match check_mop(got, want, workload) {
+            Ok(m) => done.push(m),
+            Err(why) => return bad(format!("micro-op {i}: {why}")),
+        }
+    }
+    Completion::Ok(done)
+}
+
+/// Checks that a returned micro-op is the one sent (same function, key and
+/// written value) and decodes what a read returned.
+fn check_mop(got: &Json, want: &Mop, workload: WorkloadKind) -> Result<Mop, String> {
+    let arr = got.as_array().filter(|a| a.len() == 3).ok_or("expected [f, key, value]")?;
+    let f = arr[0].as_str().ok_or("f must be a string")?;
+    let k = arr[1].as_u64().ok_or("key must be a non-negative integer")?;
+    if k != want.key() {
+        return Err(format!("key {k} returned for key {}", want.key()));
+    }
+    match (want, f) {
+        (Mop::Append(_, v), "append") | (Mop::Write(_, v), "w") => {
+            if arr[2].as_i64() != Some(*v) {
+                return Err(format!("written value changed to {}", arr[2]));
+            }
+            Ok(want.clone())
+        }
+        (Mop::Read(..), "r") => {
+            let value = match (&arr[2], workload) {
+                (Json::Null, _) => None,
+                (Json::Array(xs), WorkloadKind::ListAppend) => Some(ReadValue::List(
+                    xs.iter()
+                        .map(|x| x.as_i64().ok_or_else(|| format!("list element {x} is not an integer")))
+                        .collect::<Result<Vec<_>, _>>()?,
+                )),
+                (Json::Number(n), WorkloadKind::RwRegister) => {
+                    Some(ReadValue::Int(n.as_i64().ok_or("register value must be an integer")?))
+                }
+                (other, _) => return Err(format!("read returned {other}, not a value of this workload")),
+            };
+            Ok(Mop::Read(k, value))
+        }
+        _ => Err(format!("function {f:?} returned for {}", txn_json(std::slice::from_ref(want)))),
+    }
+}
+
+/// The line isolde sends for `txn` (without the newline).
+pub fn request_line(txn: &[Mop]) -> String {
+    format!("{{\"value\":{}}}", txn_json(txn))
+}

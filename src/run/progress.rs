@@ -1,0 +1,116 @@
+//! Live counters of a run, shown as a progress bar when stderr is a terminal.
+
+use crate::history::Outcome;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Final counts of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub invoked: u64,
+    pub ok: u64,
+    pub fail: u64,
+    pub info: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    invoked: AtomicU64,
+    ok: AtomicU64,
+    fail: AtomicU64,
+    info: AtomicU64,
+}
+
+impl Counters {
+    fn snapshot(&self) -> Counts {
+        Counts {
+            invoked: self.invoked.load(Ordering::Relaxed),
+            ok: self.ok.load(Ordering::Relaxed),
+            fail: self.fail.load(Ordering::Relaxed),
+            info: self.info.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Counters plus an optional bar redrawn by a ticker thread (workers only
+/// bump atomics, never format strings).
+pub struct Progress {
+    counters: Arc<Counters>,
+    done: Arc<AtomicBool>,
+    ticker: Mutex<Option<(ProgressBar, JoinHandle<()>)>>,
+}
+
+impl Progress {
+    /// `total`: the number of transactions when known. `show`: draw a bar.
+    pub fn new(total: Option<u64>, show: bool) -> Progress {
+        let counters = Arc::new(Counters::default());
+        let done = Arc::new(AtomicBool::new(false));
+        let ticker = show.then(|| {
+            let bar = match total {
+                Some(n) => ProgressBar::new(n),
+                None => ProgressBar::new_spinner(),
+            };
+            let template = if total.is_some() {
+                "{elapsed_precise} [{bar:30}] {pos}/{len} txns {per_sec} {msg}"
+            } else {
+                "{elapsed_precise} {spinner} {pos} txns {per_sec} {msg}"
+            };
+            if let Ok(style) = ProgressStyle::with_template(template) {
+                bar.set_style(style.progress_chars("=> "));
+            }
+            let (c, d, b) = (counters.clone(), done.clone(), bar.clone());
+            let handle = std::thread::spawn(move || loop {
+                let n = c.snapshot();
+                b.set_position(n.ok + n.fail + n.info);
+                b.set_message(format!("ok {} fail {} info {}", n.ok, n.fail, n.info));
+                if d.load(Ordering::Relaxed) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            });
+            (bar, handle)
+        });
+        Progress {
+            counters,
+            done,
+            ticker: Mutex::new(ticker),
+        }
+    }
+
+    pub fn invoked(&self) {
+        self.counters.invoked.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn completed(&self, outcome: Outcome) {
+        let c = match outcome {
+            Outcome::Ok => &self.counters.ok,
+            Outcome::Fail => &self.counters.fail,
+            Outcome::Info => &self.counters.info,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn counts(&self) -> Counts {
+        self.counters.snapshot()
+    }
+
+    /// Stops the ticker and clears the bar; returns the final counts.
+    pub fn finish(&self) -> Counts {
+        self.done.store(true, Ordering::Relaxed);
+        let ticker = self.ticker.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some((bar, handle)) = ticker {
+            let _ = handle.join();
+            bar.finish_and_clear();
+        }
+        self.counts()
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}

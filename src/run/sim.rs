@@ -1,0 +1,499 @@
+//! `isolde run sim`: a multi-version database in memory, implementing the
+//! isolation levels the textbook way, driven by a deterministic scheduler.
+//!
+//! - strict-serializable: strict two-phase locking (shared locks for reads,
+//!   exclusive for writes, held to commit; wait-die prevents deadlock).
+//! - serializable: the same, except that read-only transactions read a
+//!   snapshot up to [`STALE_LAG`] commits old: still a prefix of the commit
+//!   order, so serializable, but not strict.
+//! - snapshot-isolation: reads from the snapshot taken at begin, writes
+//!   buffered, first committer wins.
+//! - read-committed: every read sees the latest committed version; writes take
+//!   exclusive locks held to commit, and build on the latest committed value
+//!   (as PostgreSQL's UPDATE does).
+//! - read-uncommitted: as read-committed, but reads also see the uncommitted
+//!   value of the key's current writer.
+//!
+//! Bugs (`--bug`): `lost-update` builds writes on the begin-time snapshot
+//! with no locks and no conflict check (stale write-back); `non-atomic`
+//! releases locks at commit and installs the writes one key per scheduler
+//! step; `aborted-read` installs an aborted transaction's writes anyway.
+//!
+//! No OS threads: each scheduler step picks one simulated client from the seed
+//! and lets it do one thing (begin, one micro-op, or commit). Time is virtual
+//! (1 µs per step), so the same seed writes the same history, byte for byte.
+
+use super::generator::Generator;
+use super::progress::Progress;
+use super::recorder::Recorder;
+use super::rng::Rng;
+use super::{Key, Mop, ReadValue, Txn, Value, WorkloadKind};
+use crate::history::Outcome;
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// How many commits old a read-only transaction's snapshot may be under
+/// `serializable`.
+pub const STALE_LAG: u64 = 8;
+
+/// Nanoseconds of virtual time per scheduler step.
+const STEP_NS: u64 = 1_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimLevel {
+    StrictSerializable,
+    Serializable,
+    SnapshotIsolation,
+    ReadCommitted,
+    ReadUncommitted,
+}
+
+impl SimLevel {
+    /// The Elle consistency model this level promises.
+    pub fn model(self) -> &'static str {
+        match self {
+            SimLevel::StrictSerializable => "strict-serializable",
+            SimLevel::Serializable => "serializable",
+            SimLevel::SnapshotIsolation => "snapshot-isolation",
+            SimLevel::ReadCommitted => "read-committed",
+            SimLevel::ReadUncommitted => "read-uncommitted",
+        }
+    }
+
+    /// Levels that lock keys before writing them.
+    fn write_locks(self) -> bool {
+        self != SimLevel::SnapshotIsolation
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SimBug {
+    /// Writes build on the begin-time snapshot, unlocked and unchecked.
+    LostUpdate,
+    /// Commits become visible one key at a time.
+    NonAtomic,
+    /// Aborted transactions' writes are installed anyway.
+    AbortedRead,
+}
+
+/// A stored value: the whole list (a register is a list whose last element
+/// is its value).
+type Stored = Rc<Vec<Value>>;
+
+#[derive(Default)]
+struct LockState {
+    /// Age (begin sequence number) of the exclusive holder.
+    writer: Option<u64>,
+    readers: Vec<u64>,
+}
+
+/// Committed versions, locks, and (for read-uncommitted) dirty values.
+#[derive(Default)]
+struct Db {
+    /// Per key, committed versions in ascending timestamp order.
+    versions: FxHashMap<Key, Vec<(u64, Stored)>>,
+    /// Timestamp of the latest commit.
+    clock: u64,
+    locks: FxHashMap<Key, LockState>,
+    /// Uncommitted value of each key's exclusive holder.
+    dirty: FxHashMap<Key, Stored>,
+}
+
+enum Lock {
+    Granted,
+    Wait,
+    Die,
+}
+
+impl Db {
+    fn latest(&self, k: Key) -> Option<Stored> {
+        self.versions.get(&k).and_then(|v| v.last()).map(|(_, s)| s.clone())
+    }
+
+    fn at(&self, k: Key, ts: u64) -> Option<Stored> {
+        let vs = self.versions.get(&k)?;
+        let i = vs.partition_point(|(t, _)| *t <= ts);
+        (i > 0).then(|| vs[i - 1].1.clone())
+    }
+
+    fn latest_ts(&self, k: Key) -> u64 {
+        self.versions
+            .get(&k)
+            .and_then(|v| v.last())
+            .map_or(0, |(t, _)| *t)
+    }
+
+    fn install(&mut self, k: Key, ts: u64, value: Stored) {
+        self.versions.entry(k).or_default().push((ts, value));
+    }
+
+    /// Wait-die: an older requester waits for younger holders; a younger one
+    /// dies, so the waits-for graph never has a cycle.
+    fn lock(&mut self, k: Key, age: u64, exclusive: bool) -> Lock {
+        let st = self.locks.entry(k).or_default();
+        let mut oldest_conflict = u64::MAX;
+        if let Some(w) = st.writer {
+            if w != age {
+                oldest_conflict = w;
+            }
+        }
+        if exclusive {
+            for &r in &st.readers {
+                if r != age {
+                    oldest_conflict = oldest_conflict.min(r);
+                }
+            }
+        }
+        if oldest_conflict == u64::MAX {
+            if exclusive {
+                st.writer = Some(age);
+            } else if st.writer != Some(age) && !st.readers.contains(&age) {
+                st.readers.push(age);
+            }
+            Lock::Granted
+        } else if age < oldest_conflict {
+            Lock::Wait
+        } else {
+            Lock::Die
+        }
+    }
+
+    fn unlock_all(&mut self, keys: &[Key], age: u64) {
+        for k in keys {
+            if let Some(st) = self.locks.get_mut(k) {
+                if st.writer == Some(age) {
+                    st.writer = None;
+                    self.dirty.remove(k);
+                }
+                st.readers.retain(|&r| r != age);
+                if st.writer.is_none() && st.readers.is_empty() {
+                    self.locks.remove(k);
+                }
+            }
+        }
+    }
+}
+
+/// A transaction in flight (drive it with [`Sim::step`]).
+pub struct SimTxn {
+    /// Begin order, the age for wait-die.
+    age: u64,
+    invoked: Txn,
+    done: Txn,
+    snapshot: u64,
+    read_only: bool,
+    writes: FxHashMap<Key, Stored>,
+    write_order: Vec<Key>,
+    /// Keys locked (either mode).
+    held: Vec<Key>,
+    /// `non-atomic` bug: writes still to install.
+    installing: Option<usize>,
+}
+
+/// What one step of a transaction did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Progressed,
+    Blocked,
+    Committed,
+    Aborted(&'static str),
+}
+
+impl SimTxn {
+    /// The micro-ops done so far, reads with their results.
+    pub fn done(&self) -> &[Mop] {
+        &self.done
+    }
+}
+
+/// The simulated database.
+pub struct Sim {
+    level: SimLevel,
+    bug: Option<SimBug>,
+    workload: WorkloadKind,
+    db: Db,
+    rng: Rng,
+    next_age: u64,
+}
+
+impl Sim {
+    pub fn new(level: SimLevel, bug: Option<SimBug>, workload: WorkloadKind, seed: u64) -> Sim {
+        Sim {
+            level,
+            bug,
+            workload,
+            db: Db::default(),
+            rng: Rng::new(seed ^ 0x5151_5151),
+            next_age: 0,
+        }
+    }
+
+    /// Begins `txn` (taking its snapshot now).
+    pub fn begin(&mut self, txn: Txn) -> SimTxn {
+        let read_only = txn.iter().all(Mop::is_read);
+        let mut snapshot = self.db.clock;
+        if self.level == SimLevel::Serializable && read_only {
+            snapshot -= self.rng.below(STALE_LAG.min(snapshot) + 1);
+        }
+        self.next_age += 1;
+        SimTxn {
+            age: self.next_age,
+            done: Vec::with_capacity(txn.len()),
+            invoked: txn,
+            snapshot,
+            read_only,
+            writes: FxHashMap::default(),
+            write_order: Vec::new(),
+            held: Vec::new(),
+            installing: None,
+        }
+    }
+
+    fn lock(&mut self, a: &mut SimTxn, k: Key, exclusive: bool) -> Lock {
+        let r = self.db.lock(k, a.age, exclusive);
+        if matches!(r, Lock::Granted) && !a.held.contains(&k) {
+            a.held.push(k);
+        }
+        r
+    }
+
+    fn read_result(&self, s: Option<Stored>) -> Option<ReadValue> {
+        let s = s?;
+        Some(match self.workload {
+            WorkloadKind::ListAppend => ReadValue::List(s.as_ref().clone()),
+            WorkloadKind::RwRegister => ReadValue::Int(*s.last()?),
+        })
+    }
+
+    /// One unit of work for a transaction in flight: a micro-op, or the
+    /// commit once all micro-ops are done.
+    pub fn step(&mut self, a: &mut SimTxn) -> Step {
+        if let Some(i) = a.installing {
+            // non-atomic bug: one key becomes visible per step.
+            let k = a.write_order[i];
+            self.db.clock += 1;
+            let ts = self.db.clock;
+            self.db.install(k, ts, a.writes[&k].clone());
+            if i + 1 == a.write_order.len() {
+                return Step::Committed;
+            }
+            a.installing = Some(i + 1);
+            return Step::Progressed;
+        }
+        let pos = a.done.len();
+        if pos == a.invoked.len() {
+            return self.commit(a);
+        }
+        let mop = a.invoked[pos].clone();
+        let k = mop.key();
+        match mop {
+            Mop::Read(..) => {
+                let value = if let Some(own) = a.writes.get(&k) {
+                    Some(own.clone())
+                } else {
+                    match self.level {
+                        SimLevel::StrictSerializable | SimLevel::Serializable
+                            if !(self.level == SimLevel::Serializable && a.read_only) =>
+                        {
+                            match self.lock(a, k, false) {
+                                Lock::Granted => self.db.latest(k),
+                                Lock::Wait => return Step::Blocked,
+                                Lock::Die => return Step::Aborted("wait-die: younger reader"),
+                            }
+                        }
+                        SimLevel::StrictSerializable
+                        | SimLevel::Serializable
+                        | SimLevel::SnapshotIsolation => self.db.at(k, a.snapshot),
+                        SimLevel::ReadCommitted => self.db.latest(k),
+                        SimLevel::ReadUncommitted => {
+                            self.db.dirty.get(&k).cloned().or_else(|| self.db.latest(k))
+                        }
+                    }
+                };
+                a.done.push(Mop::Read(k, self.read_result(value)));
+            }
+            Mop::Append(_, v) | Mop::Write(_, v) => {
+                let stale = self.bug == Some(SimBug::LostUpdate);
+                let base = if let Some(own) = a.writes.get(&k) {
+                    Some(own.clone())
+                } else if stale || !self.level.write_locks() {
+                    self.db.at(k, a.snapshot)
+                } else {
+                    match self.lock(a, k, true) {
+                        Lock::Granted => self.db.latest(k),
+                        Lock::Wait => return Step::Blocked,
+                        Lock::Die => return Step::Aborted("wait-die: younger writer"),
+                    }
+                };
+                let new: Vec<Value> = match mop {
+                    Mop::Append(..) => {
+                        let mut l = base.map(|b| b.as_ref().clone()).unwrap_or_default();
+                        l.push(v);
+                        l
+                    }
+                    _ => vec![v],
+                };
+                let new = Rc::new(new);
+                if !a.writes.contains_key(&k) {
+                    a.write_order.push(k);
+                }
+                if self.level == SimLevel::ReadUncommitted && a.held.contains(&k) {
+                    self.db.dirty.insert(k, new.clone());
+                }
+                a.writes.insert(k, new);
+                a.done.push(mop);
+            }
+        }
+        Step::Progressed
+    }
+
+    fn commit(&mut self, a: &mut SimTxn) -> Step {
+        let checks = self.level == SimLevel::SnapshotIsolation && self.bug != Some(SimBug::LostUpdate);
+        if checks {
+            for k in &a.write_order {
+                if self.db.latest_ts(*k) > a.snapshot {
+                    return Step::Aborted("first committer wins");
+                }
+            }
+        }
+        if self.bug == Some(SimBug::NonAtomic) && a.write_order.len() > 1 {
+            self.db.unlock_all(&a.held, a.age);
+            a.held.clear();
+            a.installing = Some(0);
+            return self.step(a);
+        }
+        self.install_all(a);
+        Step::Committed
+    }
+
+    fn install_all(&mut self, a: &SimTxn) {
+        if a.write_order.is_empty() {
+            return;
+        }
+        self.db.clock += 1;
+        let ts = self.db.clock;
+        for k in &a.write_order {
+            self.db.install(*k, ts, a.writes[k].clone());
+        }
+    }
+
+    /// Ends a transaction: releases its locks; for an abort under the
+    /// `aborted-read` bug, installs its writes first.
+    pub fn finish(&mut self, a: &SimTxn, committed: bool) {
+        if !committed && self.bug == Some(SimBug::AbortedRead) {
+            self.install_all(a);
+        }
+        self.db.unlock_all(&a.held, a.age);
+    }
+}
+
+/// What a simulated run needs besides the generator.
+#[derive(Clone, Debug)]
+pub struct SimRun {
+    pub level: SimLevel,
+    pub bug: Option<SimBug>,
+    pub processes: u32,
+    /// Stop after this many transactions (the final read not counted).
+    pub txns: Option<u64>,
+    /// Stop after this much wall-clock time.
+    pub time_limit: Option<Duration>,
+}
+
+/// Runs the simulated database to completion, recording every invocation
+/// and completion, and ends with a read of every key touched.
+pub fn run_sim(
+    cfg: &SimRun,
+    gen: &mut Generator,
+    rec: &Recorder,
+    progress: &Progress,
+    stop: &dyn Fn() -> bool,
+) {
+    let seed = gen.options().seed;
+    let workload = gen.options().workload;
+    let mut sim = Sim::new(cfg.level, cfg.bug, workload, seed);
+    let mut sched = Rng::new(seed ^ 0xa5a5_a5a5_a5a5);
+    let p = cfg.processes.max(1) as usize;
+    let mut clients: Vec<Option<SimTxn>> = (0..p).map(|_| None).collect();
+    let mut issued: u64 = 0;
+    let mut time: u64 = 0;
+    let started = Instant::now();
+    let mut out_of_budget = false;
+    let mut in_flight = 0usize;
+    loop {
+        if !out_of_budget {
+            let timed_out = cfg.time_limit.is_some_and(|l| started.elapsed() >= l);
+            if cfg.txns.is_some_and(|n| issued >= n) || timed_out || stop() {
+                out_of_budget = true;
+            }
+        }
+        if out_of_budget && in_flight == 0 {
+            break;
+        }
+        let c = sched.below(p as u64) as usize;
+        time += STEP_NS;
+        rec.set_time(time);
+        match clients[c].as_mut() {
+            None => {
+                if out_of_budget {
+                    continue;
+                }
+                let txn = gen.next_txn();
+                rec.invoke(c as i64, &txn);
+                progress.invoked();
+                issued += 1;
+                in_flight += 1;
+                clients[c] = Some(sim.begin(txn));
+            }
+            Some(a) => {
+                let outcome = match sim.step(a) {
+                    Step::Progressed | Step::Blocked => continue,
+                    Step::Committed => None,
+                    Step::Aborted(why) => Some(why),
+                };
+                let a = clients[c].take().expect("client is in flight");
+                in_flight -= 1;
+                sim.finish(&a, outcome.is_none());
+                match outcome {
+                    None => {
+                        rec.complete(c as i64, Outcome::Ok, &a.done, None);
+                        progress.completed(Outcome::Ok);
+                    }
+                    Some(why) => {
+                        rec.complete(c as i64, Outcome::Fail, &a.invoked, Some(why));
+                        progress.completed(Outcome::Fail);
+                    }
+                }
+            }
+        }
+    }
+    // The final read: nothing else is running, so it cannot block or abort.
+    let final_txn = gen.final_read();
+    if final_txn.is_empty() {
+        return;
+    }
+    time += STEP_NS;
+    rec.set_time(time);
+    rec.invoke(0, &final_txn);
+    progress.invoked();
+    let mut a = sim.begin(final_txn);
+    // Read the latest state, not a stale serializable snapshot: the point of
+    // the final read is that no acknowledged write goes unseen.
+    a.snapshot = sim.db.clock;
+    let outcome = loop {
+        match sim.step(&mut a) {
+            Step::Progressed => {}
+            Step::Blocked => break Some("blocked with nothing else running"),
+            Step::Committed => break None,
+            Step::Aborted(why) => break Some(why),
+        }
+    };
+    sim.finish(&a, outcome.is_none());
+    time += STEP_NS;
+    rec.set_time(time);
+    match outcome {
+        None => rec.complete(0, Outcome::Ok, &a.done, None),
+        Some(why) => rec.complete(0, Outcome::Fail, &a.invoked, Some(why)),
+    };
+    progress.completed(if outcome.is_none() { Outcome::Ok } else { Outcome::Fail });
+}

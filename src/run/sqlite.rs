@@ -1,0 +1,189 @@
+//! `isolde run sqlite`: a file database through the bundled SQLite.
+
+use super::client::{list_read, table_name, Client, Completion, Target};
+use super::{Mop, ReadValue, Txn, WorkloadKind};
+use crate::history::Outcome;
+use rusqlite::{Connection, ErrorCode, OptionalExtension};
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Begin {
+    /// Take locks at the first read or write (SQLite's default).
+    Deferred,
+    /// Take the write lock at BEGIN.
+    Immediate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Journal {
+    Wal,
+    Delete,
+}
+
+/// A SQLite file and the table of this run.
+pub struct SqliteTarget {
+    pub path: PathBuf,
+    pub begin: Begin,
+    pub journal: Journal,
+    pub workload: WorkloadKind,
+    pub table: String,
+}
+
+impl SqliteTarget {
+    pub fn new(path: PathBuf, begin: Begin, journal: Journal, workload: WorkloadKind, run_id: &str) -> Self {
+        SqliteTarget {
+            path,
+            begin,
+            journal,
+            workload,
+            table: table_name(workload, run_id),
+        }
+    }
+
+    fn open(&self) -> rusqlite::Result<Connection> {
+        let conn = Connection::open(&self.path)?;
+        // Wait for locks rather than failing at once; a busy error after
+        // this long is a definite abort (see `classify`).
+        conn.busy_timeout(Duration::from_secs(5))?;
+        let mode = match self.journal {
+            Journal::Wal => "wal",
+            Journal::Delete => "delete",
+        };
+        conn.pragma_update(None, "journal_mode", mode)?;
+        Ok(conn)
+    }
+}
+
+impl Target for SqliteTarget {
+    fn describe(&self) -> String {
+        format!("sqlite {}", self.path.display())
+    }
+
+    fn setup(&self) -> anyhow::Result<()> {
+        let conn = self.open()?;
+        let v = match self.workload {
+            WorkloadKind::ListAppend => "TEXT",
+            WorkloadKind::RwRegister => "INTEGER",
+        };
+        conn.execute_batch(&format!(
+            "DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (k INTEGER PRIMARY KEY, v {v} NOT NULL)",
+            t = self.table
+        ))?;
+        Ok(())
+    }
+
+    fn connect(&self, _worker: u32) -> anyhow::Result<Box<dyn Client>> {
+        let conn = self.open()?;
+        let t = &self.table;
+        let write = match self.workload {
+            WorkloadKind::ListAppend => format!(
+                "INSERT INTO {t} (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = v || ',' || excluded.v"
+            ),
+            WorkloadKind::RwRegister => format!(
+                "INSERT INTO {t} (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
+            ),
+        };
+        Ok(Box::new(SqliteClient {
+            conn,
+            begin: match self.begin {
+                Begin::Deferred => "BEGIN DEFERRED",
+                Begin::Immediate => "BEGIN IMMEDIATE",
+            },
+            read: format!("SELECT v FROM {t} WHERE k = ?1"),
+            write,
+            workload: self.workload,
+        }))
+    }
+
+    fn teardown(&self) -> anyhow::Result<()> {
+        let conn = self.open()?;
+        conn.execute_batch(&format!("DROP TABLE IF EXISTS {}", self.table))?;
+        Ok(())
+    }
+}
+
+struct SqliteClient {
+    conn: Connection,
+    begin: &'static str,
+    read: String,
+    write: String,
+    workload: WorkloadKind,
+}
+
+/// Errors after which SQLite has certainly not committed (once we roll back):
+/// lock contention and constraint violations.
+pub fn is_definite_abort(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked | ErrorCode::ConstraintViolation
+    )
+}
+
+/// Outcome of a failed transaction, given the error and whether the rollback
+/// that followed left the connection outside any transaction.
+pub fn classify(e: &rusqlite::Error, rolled_back: bool) -> Outcome {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if rolled_back && is_definite_abort(f.code) => Outcome::Fail,
+        _ => Outcome::Info,
+    }
+}
+
+impl SqliteClient {
+    fn attempt(&mut self, txn: &[Mop]) -> rusqlite::Result<Txn> {
+        self.conn.execute_batch(self.begin)?;
+        let mut done = Vec::with_capacity(txn.len());
+        for m in txn {
+            match m {
+                Mop::Read(k, _) => {
+                    let mut st = self.conn.prepare_cached(&self.read)?;
+                    let value = match self.workload {
+                        WorkloadKind::ListAppend => {
+                            let cell: Option<String> =
+                                st.query_row([*k as i64], |r| r.get(0)).optional()?;
+                            list_read(cell).map_err(|e| {
+                                rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+                            })?
+                        }
+                        WorkloadKind::RwRegister => st
+                            .query_row([*k as i64], |r| r.get::<_, i64>(0))
+                            .optional()?
+                            .map(ReadValue::Int),
+                    };
+                    done.push(Mop::Read(*k, value));
+                }
+                Mop::Append(k, v) => {
+                    let mut st = self.conn.prepare_cached(&self.write)?;
+                    st.execute(rusqlite::params![*k as i64, v.to_string()])?;
+                    done.push(m.clone());
+                }
+                Mop::Write(k, v) => {
+                    let mut st = self.conn.prepare_cached(&self.write)?;
+                    st.execute(rusqlite::params![*k as i64, *v])?;
+                    done.push(m.clone());
+                }
+            }
+        }
+        self.conn.execute_batch("COMMIT")?;
+        Ok(done)
+    }
+}
+
+impl Client for SqliteClient {
+    fn execute(&mut self, txn: &[Mop]) -> Completion {
+        match self.attempt(txn) {
+            Ok(done) => Completion::Ok(done),
+            Err(e) => {
+                let rolled_back = if self.conn.is_autocommit() {
+                    true
+                } else {
+                    self.conn.execute_batch("ROLLBACK").is_ok() && self.conn.is_autocommit()
+                };
+                match classify(&e, rolled_back) {
+                    Outcome::Fail => Completion::Fail(e.to_string()),
+                    _ => Completion::Info(e.to_string()),
+                }
+            }
+        }
+    }
+}

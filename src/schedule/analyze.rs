@@ -1,0 +1,248 @@
+//! [`analyze`]: the precedence graph and the assembly of a [`ScheduleReport`].
+
+use super::report::{Conflict, Edge, OpRef, ScheduleReport};
+use super::{recover, shapes, view, OpKind, Schedule};
+use crate::graph::{topological_order, GraphBuilder, Rels};
+use rustc_hash::FxHashMap;
+
+/// A schedule with dense transaction ids (order of first appearance) and
+/// each transaction's commit or abort, shared by the analyses.
+pub(crate) struct Ctx<'a> {
+    pub s: &'a Schedule,
+    /// Dense transaction id of each operation.
+    pub txn: Vec<u32>,
+    /// Dense id → transaction number as written.
+    pub numbers: Vec<u32>,
+    /// Dense id → its commit or abort (kind, op index), if any.
+    pub end: Vec<Option<(OpKind, usize)>>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(s: &'a Schedule) -> Self {
+        let mut dense: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut numbers = Vec::new();
+        let mut end = Vec::new();
+        let mut txn = Vec::with_capacity(s.ops().len());
+        for (i, op) in s.ops().iter().enumerate() {
+            let t = *dense.entry(op.txn).or_insert_with(|| {
+                numbers.push(op.txn);
+                end.push(None);
+                (numbers.len() - 1) as u32
+            });
+            txn.push(t);
+            if matches!(op.kind, OpKind::Commit | OpKind::Abort) {
+                end[t as usize] = Some((op.kind, i));
+            }
+        }
+        Ctx {
+            s,
+            txn,
+            numbers,
+            end,
+        }
+    }
+
+    pub fn op_ref(&self, i: usize) -> OpRef {
+        let op = &self.s.ops()[i];
+        OpRef {
+            step: (i + 1) as u32,
+            line: op.line,
+            column: op.column,
+            op: self.s.op_text(i),
+        }
+    }
+
+    pub fn aborted(&self, t: u32) -> bool {
+        matches!(self.end[t as usize], Some((OpKind::Abort, _)))
+    }
+
+    /// Indices of the reads and writes of transactions that did not abort:
+    /// the projection the serializability notions judge.
+    pub fn projection(&self) -> impl Iterator<Item = usize> + '_ {
+        self.s.ops().iter().enumerate().filter_map(move |(i, op)| {
+            (op.item.is_some() && !self.aborted(self.txn[i])).then_some(i)
+        })
+    }
+
+    pub fn numbers_of(&self, ts: &[u32]) -> Vec<u32> {
+        ts.iter().map(|&t| self.numbers[t as usize]).collect()
+    }
+}
+
+/// The first conflict of each kind behind one edge: (earlier op, later op).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Witness {
+    pub ww: Option<(usize, usize)>,
+    pub wr: Option<(usize, usize)>,
+    pub rw: Option<(usize, usize)>,
+}
+
+impl Witness {
+    pub fn rels(&self) -> Rels {
+        let bit = |p: Option<(usize, usize)>, r: Rels| if p.is_some() { r } else { Rels::NONE };
+        bit(self.ww, Rels::WW) | bit(self.wr, Rels::WR) | bit(self.rw, Rels::RW)
+    }
+}
+
+/// Precedence graph over the projection, with the witnesses of each edge.
+pub(crate) struct Precedence {
+    /// `(from, to)` → witnesses, dense ids.
+    pub edges: FxHashMap<(u32, u32), Witness>,
+}
+
+/// Builds the precedence graph keeping, per item, only conflicts between
+/// adjacent accesses: last writer → each reader, readers since the last
+/// write → the next writer, last writer → next writer. Any other conflict
+/// (a before b on x) is implied through the accesses of x between them, so
+/// reachability — hence cycles and serial orders — equals the full graph's.
+/// Each read lands in one reader list, so the work is O(ops + edges).
+pub(crate) fn precedence(ctx: &Ctx) -> Precedence {
+    let s = ctx.s;
+    let n_items = s.items().len();
+    let mut last_writer: Vec<Option<usize>> = vec![None; n_items];
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); n_items];
+    let mut edges: FxHashMap<(u32, u32), Witness> = FxHashMap::default();
+    let mut add = |a: usize, b: usize, rel: Rels| {
+        let (ta, tb) = (ctx.txn[a], ctx.txn[b]);
+        if ta == tb {
+            return;
+        }
+        let w = edges.entry((ta, tb)).or_default();
+        let slot = match rel {
+            Rels::WW => &mut w.ww,
+            Rels::WR => &mut w.wr,
+            _ => &mut w.rw,
+        };
+        slot.get_or_insert((a, b));
+    };
+    for i in ctx.projection() {
+        let op = &s.ops()[i];
+        let x = op.item.unwrap_or_default() as usize;
+        if op.kind == OpKind::Read {
+            if let Some(w) = last_writer[x] {
+                add(w, i, Rels::WR);
+            }
+            readers[x].push(i);
+        } else {
+            for r in readers[x].drain(..) {
+                add(r, i, Rels::RW);
+            }
+            if let Some(w) = last_writer[x] {
+                add(w, i, Rels::WW);
+            }
+            last_writer[x] = Some(i);
+        }
+    }
+    Precedence { edges }
+}
+
+fn conflict(ctx: &Ctx, kind: Rels, (a, b): (usize, usize)) -> Conflict {
+    Conflict {
+        kind: kind.name(),
+        item: ctx
+            .s
+            .item_name(ctx.s.ops()[a].item.unwrap_or_default())
+            .to_string(),
+        first: ctx.op_ref(a),
+        second: ctx.op_ref(b),
+    }
+}
+
+fn edge(ctx: &Ctx, (a, b): (u32, u32), w: &Witness) -> Edge {
+    let conflicts = [(Rels::WW, w.ww), (Rels::WR, w.wr), (Rels::RW, w.rw)]
+        .into_iter()
+        .filter_map(|(k, p)| p.map(|p| conflict(ctx, k, p)))
+        .collect();
+    Edge {
+        from: ctx.numbers[a as usize],
+        to: ctx.numbers[b as usize],
+        conflicts,
+    }
+}
+
+/// Judges one schedule. Never fails: every schedule that
+/// [`super::parse_schedules`] accepts has an answer (view serializability
+/// may be `None` past [`super::MAX_VIEW_TXNS`] transactions).
+pub fn analyze(s: &Schedule) -> ScheduleReport {
+    analyze_with_limit(s, view::MAX_VIEW_TXNS)
+}
+
+/// [`analyze`] with a chosen bound on the exact view-serializability search.
+pub(crate) fn analyze_with_limit(s: &Schedule, view_limit: usize) -> ScheduleReport {
+    let ctx = Ctx::new(s);
+    let n = ctx.numbers.len();
+    let prec = precedence(&ctx);
+    let mut keys: Vec<(u32, u32)> = prec.edges.keys().copied().collect();
+    keys.sort_unstable();
+    let edges: Vec<Edge> = keys
+        .iter()
+        .map(|k| edge(&ctx, *k, &prec.edges[k]))
+        .collect();
+
+    let mut gb = GraphBuilder::with_nodes(n);
+    gb.reserve(keys.len());
+    for (&(a, b), w) in &prec.edges {
+        gb.add(a, b, w.rels());
+    }
+    let (serial, cycle) = match topological_order(&gb.build()) {
+        // Aborted transactions are isolated vertices: leave them out.
+        Ok(order) => (
+            Some(
+                order
+                    .into_iter()
+                    .filter(|&t| !ctx.aborted(t))
+                    .collect::<Vec<_>>(),
+            ),
+            None,
+        ),
+        Err(cyc) => {
+            // `cyc` is closed (first == last); one witness per step, the
+            // first in ww, wr, rw order.
+            let steps = cyc
+                .windows(2)
+                .filter_map(|p| {
+                    let k = (p[0], p[1]);
+                    let mut e = edge(&ctx, k, prec.edges.get(&k)?);
+                    e.conflicts.truncate(1);
+                    Some(e)
+                })
+                .collect();
+            (None, Some(steps))
+        }
+    };
+
+    let rec = recover::recovery(&ctx);
+    let v = view::view_serializability(&ctx, serial.as_deref(), view_limit);
+    let mut shapes = rec.shapes;
+    shapes.extend(shapes::projection_shapes(&ctx, &prec));
+
+    let all: Vec<u32> = (0..n as u32).collect();
+    let pick = |f: &dyn Fn(Option<(OpKind, usize)>) -> bool| -> Vec<u32> {
+        ctx.numbers_of(
+            &all.iter()
+                .copied()
+                .filter(|&t| f(ctx.end[t as usize]))
+                .collect::<Vec<_>>(),
+        )
+    };
+    ScheduleReport {
+        line: s.line(),
+        schedule: s.to_string(),
+        transactions: ctx.numbers.clone(),
+        committed: pick(&|e| matches!(e, Some((OpKind::Commit, _)))),
+        aborted: pick(&|e| matches!(e, Some((OpKind::Abort, _)))),
+        unterminated: pick(&|e| e.is_none()),
+        conflict_serializable: serial.is_some(),
+        edges,
+        serial_order: serial.as_deref().map(|o| ctx.numbers_of(o)),
+        cycle,
+        recoverable: rec.recoverable,
+        avoids_cascading_aborts: rec.aca,
+        strict: rec.strict,
+        class_violations: rec.violations,
+        view_serializable: v.answer,
+        view_serial_order: v.order.as_deref().map(|o| ctx.numbers_of(o)),
+        view_reason: v.reason,
+        shapes,
+    }
+}

@@ -1,0 +1,129 @@
+//! `isolde schedule`: textbook schedules (`r1(x) w2(x) w1(x) c1 c2`) judged
+//! by the classic definitions: conflict serializability (precedence graph),
+//! the recoverability classes, view serializability, and the named anomaly
+//! shapes.
+//!
+//! Conventions, stated once:
+//! - **Aborted transactions** are left out of the precedence graph, of view
+//!   serializability and of the lost-update / non-repeatable-read / write-skew
+//!   shapes: those judge the committed projection (Bernstein, Hadzilacos &
+//!   Goodman 1987, ch. 2). Transactions that never commit or abort are kept, as if
+//!   they committed at the end, because textbook exercises often omit commits.
+//! - **Recoverability classes** (recoverable, ACA, strict) and the dirty read /
+//!   dirty write shapes are judged on the whole schedule, commits and aborts
+//!   as written. An abort undoes its writes: a later read reads from the last
+//!   earlier write whose transaction has not aborted yet (BHG ch. 2).
+//! - The precedence graph keeps, per item, only conflicts between *adjacent*
+//!   accesses (last writer → reader, reader → next writer, writer → next
+//!   writer). Every other conflict follows from these by transitivity, so the
+//!   cycles and serial orders are exactly those of the full graph, and the
+//!   graph is built in time linear in operations plus edges.
+//!
+//! Library use: [`parse_schedules`] then [`analyze`]; the report serializes to
+//! JSON with kebab-case field names and prints as text with `Display`.
+
+mod analyze;
+pub mod cli;
+mod parse;
+mod recover;
+mod report;
+mod shapes;
+mod view;
+
+pub use analyze::analyze;
+pub use parse::{parse_schedules, ScheduleError};
+pub use report::{ClassViolation, Conflict, Edge, OpRef, ScheduleReport, Shape};
+pub use view::MAX_VIEW_TXNS;
+
+use std::fmt;
+
+/// Interned item name, an index into [`Schedule::items`].
+pub type ItemId = u32;
+
+/// What one operation of a schedule does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    Read,
+    Write,
+    Commit,
+    Abort,
+}
+
+impl OpKind {
+    /// The textbook letter: `r`, `w`, `c` or `a`.
+    pub fn letter(self) -> char {
+        match self {
+            OpKind::Read => 'r',
+            OpKind::Write => 'w',
+            OpKind::Commit => 'c',
+            OpKind::Abort => 'a',
+        }
+    }
+}
+
+/// One operation, with the place it was written (1-based line and column,
+/// columns counted in characters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// The transaction number as written (`r12(x)` → 12).
+    pub txn: u32,
+    pub kind: OpKind,
+    /// The item, for reads and writes; `None` for commits and aborts.
+    pub item: Option<ItemId>,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// A schedule: operations in order. Built by [`parse_schedules`], which
+/// guarantees that no transaction acts after its commit or abort and that a
+/// transaction ends at most once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    ops: Vec<Op>,
+    items: Vec<String>,
+    line: u32,
+}
+
+impl Schedule {
+    /// The operations, in schedule order.
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// Item names, indexed by [`ItemId`].
+    pub fn items(&self) -> &[String] {
+        &self.items
+    }
+
+    /// The source line the schedule starts on.
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    /// The name of an item.
+    pub fn item_name(&self, id: ItemId) -> &str {
+        &self.items[id as usize]
+    }
+
+    /// Operation `i` in normalized textbook form, e.g. `w2(x)` or `c1`.
+    pub fn op_text(&self, i: usize) -> String {
+        let op = &self.ops[i];
+        match op.item {
+            Some(item) => format!("{}{}({})", op.kind.letter(), op.txn, self.item_name(item)),
+            None => format!("{}{}", op.kind.letter(), op.txn),
+        }
+    }
+}
+
+/// Normalized textbook form: `r1(x) w2(x) c1`.
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for i in 0..self.ops.len() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            f.write_str(&self.op_text(i))?;
+        }
+        Ok(())
+    }
+}

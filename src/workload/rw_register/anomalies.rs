@@ -1,0 +1,336 @@
+//! Register anomalies that need no cycle: internal, G1a, G1b and
+//! lost-update (as Elle's rw-register checker reports them), plus
+//! future-read and dirty-update, which Elle reports for lists only but which
+//! mean the same for registers.
+
+use super::{read_ver, write_ver, Ambiguity, RwRegister, Ver, NIL};
+use crate::explain::json as js;
+use crate::history::{History, KeyId, Mop, MopKind, Observed, Outcome, TxnId, ValId};
+use crate::workload::Anomaly;
+use rustc_hash::FxHashMap;
+use serde_json::{json, Value};
+
+fn ver_json(h: &History, v: Ver) -> Value {
+    if v == NIL {
+        Value::Null
+    } else {
+        js::value(h, v)
+    }
+}
+
+fn ver_text(h: &History, v: Ver) -> String {
+    if v == NIL {
+        "nil".into()
+    } else {
+        h.values.datum(v).to_string()
+    }
+}
+
+fn committed(h: &History) -> impl Iterator<Item = TxnId> + '_ {
+    (0..h.txns.len() as TxnId).filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
+}
+
+/// Internal consistency (Cerone et al.'s INT): a committed transaction read
+/// a key and got something other than what its own earlier read or write
+/// of that key says the key holds.
+pub(crate) fn internal(h: &History) -> Vec<Anomaly> {
+    let mut out = Vec::new();
+    for t in committed(h) {
+        let mops = h.mops(t);
+        if mops.len() < 2 {
+            continue;
+        }
+        let mut state: FxHashMap<KeyId, Ver> = FxHashMap::default();
+        for m in mops {
+            match m.kind {
+                MopKind::Write => {
+                    state.insert(m.key, write_ver(m.value));
+                }
+                MopKind::Read => {
+                    let Some(v) = read_ver(h, m.value) else {
+                        state.remove(&m.key);
+                        continue;
+                    };
+                    match state.insert(m.key, v) {
+                        Some(expected) if expected != v => {
+                            out.push(Anomaly {
+                                kind: "internal",
+                                detail: json!({"op": js::op(h, t), "mop": js::mop(h, m),
+                                               "expected": ver_json(h, expected)}),
+                                explanation: format!(
+                                    "{} read {}, but its own earlier read or write of {} says the key holds {}",
+                                    js::op_edn(h, t),
+                                    js::mop_edn(h, m),
+                                    h.keys.datum(m.key),
+                                    ver_text(h, expected)
+                                ),
+                            });
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+                MopKind::Append => {}
+            }
+        }
+    }
+    out
+}
+
+/// Values written only by failed transactions: (key, value) → the last
+/// failed transaction that wrote it.
+fn failed_writes(h: &History, amb: &Ambiguity) -> FxHashMap<(KeyId, ValId), TxnId> {
+    let mut failed = FxHashMap::default();
+    for (t, txn) in h.txns.iter().enumerate() {
+        if txn.outcome != Outcome::Fail {
+            continue;
+        }
+        for m in h.mops(t as TxnId) {
+            if let (MopKind::Write, Observed::Scalar(v)) = (m.kind, m.value) {
+                if !amb.written(m.key, v) {
+                    failed.insert((m.key, v), t as TxnId);
+                }
+            }
+        }
+    }
+    failed
+}
+
+/// G1a (aborted read): a committed transaction read a value that only a
+/// failed transaction wrote.
+pub(crate) fn g1a(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
+    let failed = failed_writes(h, amb);
+    if failed.is_empty() {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    for t in committed(h) {
+        for m in h.mops(t) {
+            let (MopKind::Read, Observed::Scalar(v)) = (m.kind, m.value) else {
+                continue;
+            };
+            let Some(&w) = failed.get(&(m.key, v)) else {
+                continue;
+            };
+            out.push(Anomaly {
+                kind: "G1a",
+                detail: json!({"op": js::op(h, t), "writer": js::op(h, w), "mop": js::mop(h, m)}),
+                explanation: format!(
+                    "{} read {}, but {} was written only by a transaction that failed: {}",
+                    js::op_edn(h, t),
+                    js::mop_edn(h, m),
+                    h.values.datum(v),
+                    js::op_edn(h, w)
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// G1b (intermediate read): a committed transaction read a value that
+/// another transaction wrote and then overwrote before it finished.
+pub(crate) fn g1b(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
+    // (key, value) → (writer, the value it wrote next)
+    let mut intermediate: FxHashMap<(KeyId, ValId), (TxnId, Ver)> = FxHashMap::default();
+    let mut last: FxHashMap<KeyId, ValId> = FxHashMap::default();
+    for t in 0..h.txns.len() as TxnId {
+        last.clear();
+        for m in h.mops(t) {
+            if m.kind != MopKind::Write {
+                continue;
+            }
+            let v = write_ver(m.value);
+            if let Some(prev) = last.insert(m.key, v) {
+                if prev != NIL {
+                    intermediate.insert((m.key, prev), (t, v));
+                }
+            }
+            if v == NIL {
+                last.remove(&m.key);
+            }
+        }
+    }
+    if intermediate.is_empty() {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    for t in committed(h) {
+        for m in h.mops(t) {
+            let (MopKind::Read, Observed::Scalar(v)) = (m.kind, m.value) else {
+                continue;
+            };
+            let Some(&(w, next)) = intermediate.get(&(m.key, v)) else {
+                continue;
+            };
+            // Another transaction that may have committed wrote it too: the
+            // read may be of that write.
+            let other = if h.txns[w as usize].outcome == Outcome::Fail {
+                amb.written(m.key, v)
+            } else {
+                amb.is(m.key, v)
+            };
+            if w == t || other {
+                continue;
+            }
+            out.push(Anomaly {
+                kind: "G1b",
+                detail: json!({"op": js::op(h, t), "writer": js::op(h, w), "mop": js::mop(h, m)}),
+                explanation: format!(
+                    "{} read {}, but {} was an intermediate write: its writer went on to write {} to {}: {}",
+                    js::op_edn(h, t),
+                    js::mop_edn(h, m),
+                    h.values.datum(v),
+                    ver_text(h, next),
+                    h.keys.datum(m.key),
+                    js::op_edn(h, w)
+                ),
+            });
+        }
+    }
+    out
+}
+
+/// Lost update: two or more committed transactions read the same version
+/// of a key and then each wrote that key. Elle's reading: a transaction's
+/// first read of a key, and its first write of the key after that read.
+pub(crate) fn lost_updates(rr: &RwRegister<'_>, amb: &Ambiguity) -> Vec<Anomaly> {
+    let h = rr.history();
+    let mut groups: FxHashMap<(KeyId, Ver), Vec<TxnId>> = FxHashMap::default();
+    let mut order: Vec<(KeyId, Ver)> = Vec::new();
+    let mut reads: FxHashMap<KeyId, Ver> = FxHashMap::default();
+    let mut wrote: Vec<KeyId> = Vec::new();
+    for t in committed(h) {
+        let mops = h.mops(t);
+        if mops.len() < 2 {
+            continue;
+        }
+        reads.clear();
+        wrote.clear();
+        for m in mops {
+            match m.kind {
+                MopKind::Read => {
+                    if let Some(v) = read_ver(h, m.value) {
+                        reads.entry(m.key).or_insert(v);
+                    }
+                }
+                MopKind::Write => {
+                    let Some(&v) = reads.get(&m.key) else {
+                        continue;
+                    };
+                    if wrote.contains(&m.key) || amb.is(m.key, v) {
+                        continue;
+                    }
+                    wrote.push(m.key);
+                    let g = groups.entry((m.key, v)).or_default();
+                    if g.is_empty() {
+                        order.push((m.key, v));
+                    }
+                    g.push(t);
+                }
+                MopKind::Append => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (k, v) in order {
+        let txns = &groups[&(k, v)];
+        if txns.len() < 2 {
+            continue;
+        }
+        out.push(Anomaly {
+            kind: "lost-update",
+            detail: json!({"key": js::key(h, k), "value": ver_json(h, v),
+                           "txns": txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>()}),
+            explanation: format!(
+                "{} committed transactions read key {} = {} and each wrote it, so all but one of their updates were lost: {}",
+                txns.len(),
+                h.keys.datum(k),
+                ver_text(h, v),
+                txns.iter().map(|&t| js::op_edn(h, t)).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+    out
+}
+
+/// Future read: a committed transaction read a value that it writes only
+/// later (and nobody else wrote).
+pub(crate) fn future_reads(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
+    let mut out = Vec::new();
+    let mut written: Vec<(KeyId, ValId)> = Vec::new();
+    for t in committed(h) {
+        let mops = h.mops(t);
+        if mops.len() < 2 {
+            continue;
+        }
+        written.clear();
+        let mut found: Option<&Mop> = None;
+        for (i, m) in mops.iter().enumerate() {
+            match (m.kind, m.value) {
+                (MopKind::Write, Observed::Scalar(v)) => written.push((m.key, v)),
+                (MopKind::Read, Observed::Scalar(v)) => {
+                    if amb.is(m.key, v) || written.contains(&(m.key, v)) {
+                        continue;
+                    }
+                    let later = mops[i + 1..]
+                        .iter()
+                        .any(|x| x.kind == MopKind::Write && x.key == m.key && x.value == m.value);
+                    if later {
+                        found = Some(m);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(m) = found else { continue };
+        out.push(Anomaly {
+            kind: "future-read",
+            detail: json!({"op": js::op(h, t), "mop": js::mop(h, m), "value": js::observed(h, m.value)}),
+            explanation: format!(
+                "{} read {}, a value that the same transaction writes only later",
+                js::op_edn(h, t),
+                js::mop_edn(h, m)
+            ),
+        });
+    }
+    out
+}
+
+/// Dirty update: a committed transaction read a value only a failed
+/// transaction wrote, then wrote the key itself, building a committed
+/// version on top of an aborted one.
+pub(crate) fn dirty_updates(rr: &RwRegister<'_>, amb: &Ambiguity) -> Vec<Anomaly> {
+    let h = rr.history();
+    let failed = failed_writes(h, amb);
+    if failed.is_empty() {
+        return vec![];
+    }
+    let mut out = Vec::new();
+    for t in committed(h) {
+        for e in rr.ext_of(t) {
+            let (Some((r, _)), Some((w, _))) = (e.read, e.write) else {
+                continue;
+            };
+            let Some(&f) = failed.get(&(e.key, r)) else {
+                continue;
+            };
+            out.push(Anomaly {
+                kind: "dirty-update",
+                detail: json!({"key": js::key(h, e.key),
+                               "values": [ver_json(h, r), ver_json(h, w)],
+                               "txns": [js::op(h, f), js::op(h, t)]}),
+                explanation: format!(
+                    "On key {}, the committed transaction {} read {}, written by the failed transaction {}, and wrote {} over it",
+                    h.keys.datum(e.key),
+                    js::op_edn(h, t),
+                    ver_text(h, r),
+                    js::op_edn(h, f),
+                    ver_text(h, w)
+                ),
+            });
+        }
+    }
+    out
+}

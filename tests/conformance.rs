@@ -1,0 +1,183 @@
+//! Elle's own test histories (../shared/conformance) with the verdicts Elle
+//! gives them: every full-checker case must get Elle's `valid?`,
+//! `anomaly-types`, `not` (and, for exact cases, the same result keys and
+//! the same anomalies). Cases where isolde disagrees with Elle on purpose are
+//! listed in tests/conformance_overrides.json with the reason and isolde's
+//! own expected answer, which is then asserted instead.
+
+use isolde::check::{check_history, CheckOptions, Workload};
+use isolde::history::read::read_history_file;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+fn corpus() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+    if dir.is_dir() {
+        Some(dir)
+    } else if std::env::var("CI").is_ok() {
+        panic!("the conformance corpus is missing at {}", dir.display());
+    } else {
+        eprintln!("skipping: no conformance corpus at {}", dir.display());
+        None
+    }
+}
+
+/// Elle's options map → isolde's options.
+pub fn options_from(workload: &str, opts: &Value) -> CheckOptions {
+    let mut o = CheckOptions {
+        workload: if workload == "rw-register" { Workload::RwRegister } else { Workload::ListAppend },
+        workload_given: true,
+        ..CheckOptions::default()
+    };
+    let names = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .unwrap_or_default()
+    };
+    if let Some(m) = opts.get("consistency-models") {
+        o.models = Some(names(m));
+    }
+    if let Some(a) = opts.get("anomalies") {
+        o.anomalies = names(a);
+    }
+    if let Some(t) = opts.get("cycle-search-timeout").and_then(Value::as_u64) {
+        o.cycle_search_timeout_ms = t;
+    }
+    let flag = |k: &str| opts.get(k).and_then(Value::as_bool);
+    if let Some(b) = flag("sequential-keys?") {
+        o.sequential_keys = b;
+    }
+    if let Some(b) = flag("linearizable-keys?") {
+        o.linearizable_keys = b;
+    }
+    if let Some(b) = flag("wfr-keys?") {
+        o.wfr_keys = b;
+    }
+    if let Some(Value::Object(m)) = opts.get("transaction-order") {
+        o.transaction_order = Some(
+            m.iter()
+                .map(|(k, v)| (k.parse().unwrap(), v.as_i64().unwrap()))
+                .collect(),
+        );
+    }
+    o
+}
+
+/// Replaces every op object (a map with "index" and "type") by its index,
+/// as the corpus writes ops.
+fn ops_to_indices(v: &Value) -> Value {
+    match v {
+        Value::Object(m) if m.contains_key("index") && m.contains_key("type") => m["index"].clone(),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), ops_to_indices(x))).collect::<Map<_, _>>()),
+        Value::Array(xs) => Value::Array(xs.iter().map(ops_to_indices).collect()),
+        other => other.clone(),
+    }
+}
+
+fn sorted_strings(v: Option<&Value>) -> Vec<String> {
+    let mut xs: Vec<String> = v
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    xs.sort();
+    xs
+}
+
+fn run_case(dir: &Path, edn: &Path, overrides: &Value) -> Result<(), String> {
+    let name = edn.file_stem().unwrap().to_string_lossy().to_string();
+    let expected_path = edn.with_extension("expected.json");
+    let expected: Value = serde_json::from_str(&std::fs::read_to_string(&expected_path).unwrap()).unwrap();
+    let rel = edn.strip_prefix(dir).unwrap().with_extension("");
+    let rel = rel.to_string_lossy().to_string();
+    if expected["check_fn"].as_str() == Some("elle.core/check") {
+        return Ok(()); // analyzer-level: covered by workload unit tests
+    }
+    let workload = expected["workload"].as_str().unwrap_or("list-append");
+    let options = options_from(workload, &expected["options"]);
+    let history = read_history_file(edn, None).map_err(|e| format!("{rel}: cannot read: {e}"))?;
+    let report = check_history(&history, &options);
+    let got = &report.json;
+
+    let (want, why) = match overrides.get(&rel) {
+        Some(o) => (o.clone(), Some(o["reason"].as_str().unwrap_or("").to_string())),
+        None => (expected.clone(), None),
+    };
+    let mut errs = Vec::new();
+    let got_valid = got.get("valid?").cloned().unwrap_or(Value::Null);
+    if let Some(one_of) = want.get("valid_one_of").and_then(Value::as_array) {
+        if !one_of.contains(&got_valid) {
+            errs.push(format!("valid? {got_valid}, expected one of {one_of:?}"));
+        }
+    } else if let Some(v) = want.get("valid").filter(|v| !v.is_null()) {
+        if *v != got_valid {
+            errs.push(format!("valid? {got_valid}, expected {v}"));
+        }
+    }
+    for (key, field) in [("anomaly_types", "anomaly-types"), ("not", "not"), ("also_not", "also-not")] {
+        if want.get(key).is_some() {
+            let (w, g) = (sorted_strings(want.get(key)), sorted_strings(got.get(field)));
+            if w != g {
+                errs.push(format!("{field} {g:?}, expected {w:?}"));
+            }
+        }
+    }
+    if why.is_none() && expected["exact"] == Value::Bool(true) {
+        let mut keys: Vec<String> = got
+            .as_object()
+            .map(|m| m.keys().filter(|k| *k != "also-not").cloned().collect())
+            .unwrap_or_default();
+        keys.sort();
+        let want_keys = sorted_strings(expected.get("result_keys"));
+        if keys != want_keys {
+            errs.push(format!("result keys {keys:?}, expected {want_keys:?}"));
+        }
+        if let Some(want_anoms) = expected.get("anomalies") {
+            let got_anoms = ops_to_indices(got.get("anomalies").unwrap_or(&Value::Null));
+            if &got_anoms != want_anoms {
+                errs.push(format!("anomalies\n   got {got_anoms}\n  want {want_anoms}"));
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        let note = why.map(|w| format!(" (override: {w})")).unwrap_or_default();
+        Err(format!("{rel}{note}: {}", errs.join("; ")))
+    }
+    .map(|()| {
+        let _ = name;
+    })
+}
+
+fn run_dir(sub: &str) {
+    let Some(dir) = corpus() else { return };
+    let overrides: Value = serde_json::from_str(include_str!("conformance_overrides.json")).unwrap();
+    let mut cases: Vec<PathBuf> = Vec::new();
+    for d in [dir.join(sub), dir.join(sub).join("samples")] {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "edn") && p.with_extension("expected.json").exists() {
+                cases.push(p);
+            }
+        }
+    }
+    cases.sort();
+    let mut failures = Vec::new();
+    for c in &cases {
+        if let Err(e) = run_case(&dir, c, &overrides) {
+            failures.push(e);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} {sub} cases disagree:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn list_append_cases_match_elle() {
+    run_dir("list-append");
+}

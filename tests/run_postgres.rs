@@ -1,0 +1,106 @@
+//! Known answers against PostgreSQL (127.0.0.1:5432, database `test`, trust
+//! auth). Under CI=true these fail when the server is down; elsewhere they skip.
+//! Override the URL with ISOLDE_TEST_PG_URL.
+
+mod run_support;
+
+use isolde::check::Workload;
+use run_support::{check, eventually, is_valid, run, server_up};
+
+fn url() -> String {
+    std::env::var("ISOLDE_TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+}
+
+fn up() -> bool {
+    server_up("PostgreSQL", "127.0.0.1:5432")
+}
+
+fn pg(name: &str, level: &str, extra: &[&str]) -> isolde::run::cli::Recorded {
+    let url = url();
+    let mut args = vec!["postgres", "--url", &url, "-i", level, "-p", "10", "--key-count", "5"];
+    args.extend_from_slice(extra);
+    run(name, &args)
+}
+
+#[test]
+fn postgres_records_complete_histories() {
+    if !up() {
+        return;
+    }
+    for w in ["list-append", "rw-register"] {
+        let r = pg("pg-rec", "serializable", &["-n", "500", "-w", w]);
+        assert_eq!(r.counts.ok + r.counts.fail + r.counts.info, 501, "{w}: {:?}", r.counts);
+        assert!(r.counts.ok > 100, "{w}: {:?}", r.counts);
+        assert!(r.counts.fail > 0, "{w}: 10 clients on 5 keys must meet serialization failures");
+        let h = isolde::history::read::read_history_file(&r.path, None).unwrap();
+        assert_eq!(h.txns.len(), 501);
+    }
+}
+
+#[test]
+fn postgres_serializable_is_strict_serializable() {
+    if !up() {
+        return;
+    }
+    let r = pg("pg-ser", "serializable", &["-n", "2000"]);
+    let rep = check(&r.path, Workload::ListAppend, &["strict-serializable"]);
+    assert!(is_valid(&rep), "{:?}", rep.anomaly_types);
+}
+
+#[test]
+fn postgres_repeatable_read_is_snapshot_isolation_not_serializable() {
+    if !up() {
+        return;
+    }
+    let found = eventually(3, |i| {
+        let r = pg("pg-rr", "repeatable-read", &["-n", "2000"]);
+        let si = check(&r.path, Workload::ListAppend, &["snapshot-isolation"]);
+        assert!(is_valid(&si), "attempt {i}: REPEATABLE READ must be snapshot isolation: {:?}", si.anomaly_types);
+        let ser = check(&r.path, Workload::ListAppend, &["serializable"]);
+        !is_valid(&ser) && ser.anomaly_types.iter().any(|a| a == "G2-item")
+    });
+    assert!(found, "no G2-item in 3 runs of REPEATABLE READ");
+}
+
+#[test]
+fn postgres_read_committed_is_not_snapshot_isolation() {
+    if !up() {
+        return;
+    }
+    let found = eventually(3, |_| {
+        let r = pg("pg-rc", "read-committed", &["-n", "2000"]);
+        let rc = check(&r.path, Workload::ListAppend, &["read-committed"]);
+        assert!(is_valid(&rc), "{:?}", rc.anomaly_types);
+        !is_valid(&check(&r.path, Workload::ListAppend, &["snapshot-isolation"]))
+    });
+    assert!(found, "READ COMMITTED passed snapshot isolation 3 times");
+}
+
+/// Backends are terminated every 2 s; clients reconnect under new process
+/// ids, the history stays complete and SERIALIZABLE still holds.
+#[test]
+fn postgres_survives_terminated_backends() {
+    if !up() {
+        return;
+    }
+    let app = format!("isolde_fault_{}", isolde::run::run_id());
+    let url = format!("{}?application_name={app}", url());
+    let fault = format!(
+        "psql -h 127.0.0.1 -U postgres -d test -qAtc \"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '{app}'\""
+    );
+    let r = run(
+        "pg-fault",
+        &[
+            "postgres", "--url", &url, "-i", "serializable", "-p", "10", "--key-count", "5",
+            "--time-limit", "7", "--fault", &fault, "--fault-interval", "2", "--rate", "400",
+        ],
+    );
+    assert!(r.faults >= 2, "faults ran: {}", r.faults);
+    assert!(r.counts.info > 0, "terminated backends give info outcomes: {:?}", r.counts);
+    assert!(r.counts.ok > 200, "{:?}", r.counts);
+    let h = isolde::history::read::read_history_file(&r.path, None).unwrap();
+    let max_process = h.txns.iter().map(|t| t.process).max().unwrap();
+    assert!(max_process >= 10, "clients continued under new process ids");
+    let rep = check(&r.path, Workload::ListAppend, &["serializable"]);
+    assert!(is_valid(&rep), "{:?}", rep.anomaly_types);
+}

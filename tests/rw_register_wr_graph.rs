@@ -1,0 +1,62 @@
+//! Elle's analyzer-level rw-register cases (`wr-graph-test--*` in
+//! ../shared/conformance/rw-register): Elle runs its wr-graph analyzer
+//! alone, so a case is invalid exactly when the wr edges alone form a cycle.
+
+use isolde::check::{CheckOptions, Workload};
+use isolde::graph::{sccs, GraphBuilder, Rels};
+use isolde::history::read::read_history_file;
+use isolde::workload::rw_register;
+use serde_json::Value;
+use std::path::Path;
+
+#[test]
+fn wr_graph_cases_match_elle() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/rw-register");
+    if !dir.is_dir() {
+        assert!(
+            std::env::var("CI").is_err(),
+            "the conformance corpus is missing at {}",
+            dir.display()
+        );
+        eprintln!("skipping: no conformance corpus at {}", dir.display());
+        return;
+    }
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "edn")
+                && p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("wr-graph-test--")
+        })
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 5, "Elle has five wr-graph cases");
+    let opts = CheckOptions {
+        workload: Workload::RwRegister,
+        ..CheckOptions::default()
+    };
+    for edn in names {
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(edn.with_extension("expected.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(expected["options"]["analyzer"], "elle.rw-register/wr-graph");
+        let h = read_history_file(&edn, None).unwrap();
+        let (inf, _) = rw_register::infer(&h, &opts);
+        let mut g = GraphBuilder::with_nodes(h.txns.len());
+        for &(a, b, r) in &inf.edges {
+            if r == Rels::WR {
+                g.add(a, b, r);
+            }
+        }
+        let cycles = sccs(&g.build(), Rels::WR);
+        let name = edn.file_name().unwrap().to_string_lossy().to_string();
+        assert_eq!(Value::Bool(cycles.is_empty()), expected["valid"], "{name}");
+        if let Some(n) = expected["scc_count"].as_u64() {
+            assert_eq!(cycles.len() as u64, n, "{name}");
+        }
+    }
+}
