@@ -11,13 +11,29 @@ use isolde::run::{mysql, postgres, sqlite, Mop, ReadValue, WorkloadKind};
 #[test]
 fn postgres_sqlstates() {
     use postgres::classify;
-    assert_eq!(classify(Some("40001")), Outcome::Fail, "serialization_failure");
+    assert_eq!(
+        classify(Some("40001")),
+        Outcome::Fail,
+        "serialization_failure"
+    );
     assert_eq!(classify(Some("40P01")), Outcome::Fail, "deadlock_detected");
     assert_eq!(classify(Some("23505")), Outcome::Fail, "unique_violation");
     assert_eq!(classify(Some("55P03")), Outcome::Fail, "lock_not_available");
-    assert_eq!(classify(Some("40003")), Outcome::Info, "statement_completion_unknown");
-    assert_eq!(classify(Some("57014")), Outcome::Info, "query_canceled (timeout)");
-    assert_eq!(classify(Some("57P01")), Outcome::Info, "admin_shutdown (backend terminated)");
+    assert_eq!(
+        classify(Some("40003")),
+        Outcome::Info,
+        "statement_completion_unknown"
+    );
+    assert_eq!(
+        classify(Some("57014")),
+        Outcome::Info,
+        "query_canceled (timeout)"
+    );
+    assert_eq!(
+        classify(Some("57P01")),
+        Outcome::Info,
+        "admin_shutdown (backend terminated)"
+    );
     assert_eq!(classify(Some("08006")), Outcome::Info, "connection_failure");
     assert_eq!(classify(None), Outcome::Info, "I/O error, no SQLSTATE");
 }
@@ -26,12 +42,28 @@ fn postgres_sqlstates() {
 fn mysql_error_codes() {
     use mysql::classify;
     assert_eq!(classify(Some(1213), true), Outcome::Fail, "deadlock victim");
-    assert_eq!(classify(Some(1205), true), Outcome::Fail, "lock wait timeout, then rolled back");
-    assert_eq!(classify(Some(1205), false), Outcome::Info, "lock wait timeout, rollback failed");
-    assert_eq!(classify(Some(1020), true), Outcome::Fail, "record changed since last read");
+    assert_eq!(
+        classify(Some(1205), true),
+        Outcome::Fail,
+        "lock wait timeout, then rolled back"
+    );
+    assert_eq!(
+        classify(Some(1205), false),
+        Outcome::Info,
+        "lock wait timeout, rollback failed"
+    );
+    assert_eq!(
+        classify(Some(1020), true),
+        Outcome::Fail,
+        "record changed since last read"
+    );
     assert_eq!(classify(Some(1062), true), Outcome::Fail, "duplicate key");
     assert_eq!(classify(Some(2013), true), Outcome::Info, "lost connection");
-    assert_eq!(classify(Some(1064), true), Outcome::Info, "unexpected server error");
+    assert_eq!(
+        classify(Some(1064), true),
+        Outcome::Info,
+        "unexpected server error"
+    );
     assert_eq!(classify(None, true), Outcome::Info, "I/O error");
 }
 
@@ -42,7 +74,14 @@ fn mysql_session_vars_are_plain_words() {
         Ok(("innodb_snapshot_isolation".into(), "ON".into()))
     );
     assert_eq!(mysql::parse_session_var("x=1.5").unwrap().1, "1.5");
-    for bad in ["novalue", "=1", "a=", "a;drop=1", "a=1;drop table t", "a='x'"] {
+    for bad in [
+        "novalue",
+        "=1",
+        "a=",
+        "a;drop=1",
+        "a=1;drop table t",
+        "a='x'",
+    ] {
         assert!(mysql::parse_session_var(bad).is_err(), "{bad}");
     }
 }
@@ -54,12 +93,19 @@ fn sqlite_busy_is_fail_and_other_errors_info() {
     let a = rusqlite::Connection::open(&path).unwrap();
     let b = rusqlite::Connection::open(&path).unwrap();
     b.busy_timeout(std::time::Duration::ZERO).unwrap();
-    a.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY); BEGIN IMMEDIATE").unwrap();
+    a.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY); BEGIN IMMEDIATE")
+        .unwrap();
     let busy = b.execute_batch("BEGIN IMMEDIATE").unwrap_err();
     assert_eq!(sqlite::classify(&busy, true), Outcome::Fail);
-    assert_eq!(sqlite::classify(&busy, false), Outcome::Info, "not rolled back: unknown");
+    assert_eq!(
+        sqlite::classify(&busy, false),
+        Outcome::Info,
+        "not rolled back: unknown"
+    );
     a.execute_batch("COMMIT").unwrap();
-    let constraint = a.execute_batch("INSERT INTO t VALUES (1); INSERT INTO t VALUES (1)").unwrap_err();
+    let constraint = a
+        .execute_batch("INSERT INTO t VALUES (1); INSERT INTO t VALUES (1)")
+        .unwrap_err();
     assert_eq!(sqlite::classify(&constraint, true), Outcome::Fail);
     let syntax = a.execute_batch("SELEKT 1").unwrap_err();
     assert_eq!(sqlite::classify(&syntax, true), Outcome::Info);
@@ -76,23 +122,51 @@ fn stored_lists_parse() {
 #[test]
 fn exec_requests_and_replies() {
     let sent = vec![Mop::Append(3, 7), Mop::Read(4, None)];
-    assert_eq!(request_line(&sent), r#"{"value":[["append",3,7],["r",4,null]]}"#);
-    let ok = parse_reply(r#"{"type":"ok","value":[["append",3,7],["r",4,[1,7]]]}"#, &sent, WorkloadKind::ListAppend);
+    assert_eq!(
+        request_line(&sent),
+        r#"{"value":[["append",3,7],["r",4,null]]}"#
+    );
+    let ok = parse_reply(
+        r#"{"type":"ok","value":[["append",3,7],["r",4,[1,7]]]}"#,
+        &sent,
+        WorkloadKind::ListAppend,
+    );
     assert_eq!(
         ok,
-        Completion::Ok(vec![Mop::Append(3, 7), Mop::Read(4, Some(ReadValue::List(vec![1, 7])))])
+        Completion::Ok(vec![
+            Mop::Append(3, 7),
+            Mop::Read(4, Some(ReadValue::List(vec![1, 7])))
+        ])
     );
-    let nil = parse_reply(r#"{"type":"ok","value":[["append",3,7],["r",4,null]]}"#, &sent, WorkloadKind::ListAppend);
+    let nil = parse_reply(
+        r#"{"type":"ok","value":[["append",3,7],["r",4,null]]}"#,
+        &sent,
+        WorkloadKind::ListAppend,
+    );
     assert_eq!(nil, Completion::Ok(sent.clone()));
     assert_eq!(
-        parse_reply(r#"{"type":"fail","error":"busy"}"#, &sent, WorkloadKind::ListAppend),
+        parse_reply(
+            r#"{"type":"fail","error":"busy"}"#,
+            &sent,
+            WorkloadKind::ListAppend
+        ),
         Completion::Fail("busy".into())
     );
-    assert!(matches!(parse_reply(r#"{"type":"info"}"#, &sent, WorkloadKind::ListAppend), Completion::Info(_)));
+    assert!(matches!(
+        parse_reply(r#"{"type":"info"}"#, &sent, WorkloadKind::ListAppend),
+        Completion::Info(_)
+    ));
     let reg = vec![Mop::Write(1, 2), Mop::Read(1, None)];
     assert_eq!(
-        parse_reply(r#"{"type":"ok","value":[["w",1,2],["r",1,2]]}"#, &reg, WorkloadKind::RwRegister),
-        Completion::Ok(vec![Mop::Write(1, 2), Mop::Read(1, Some(ReadValue::Int(2)))])
+        parse_reply(
+            r#"{"type":"ok","value":[["w",1,2],["r",1,2]]}"#,
+            &reg,
+            WorkloadKind::RwRegister
+        ),
+        Completion::Ok(vec![
+            Mop::Write(1, 2),
+            Mop::Read(1, Some(ReadValue::Int(2)))
+        ])
     );
     // Anything malformed is info: the client may have committed.
     for bad in [
@@ -106,7 +180,13 @@ fn exec_requests_and_replies() {
         r#"{"type":"ok","value":[["append",3,7],["r",4,5]]}"#,
         r#"{"type":"ok","value":[["append",3,7],["r",4,["a"]]]}"#,
     ] {
-        assert!(matches!(parse_reply(bad, &sent, WorkloadKind::ListAppend), Completion::Info(_)), "{bad}");
+        assert!(
+            matches!(
+                parse_reply(bad, &sent, WorkloadKind::ListAppend),
+                Completion::Info(_)
+            ),
+            "{bad}"
+        );
     }
 }
 
@@ -123,9 +203,32 @@ fn sqlite_runs_record_complete_histories() {
         let db_s = db.display().to_string();
         let r = run_support::run(
             "sqlite",
-            &["sqlite", "--db", &db_s, "--begin", begin, "--journal", journal, "-w", w, "-n", "300", "-p", "4", "--key-count", "3", "--seed", "1"],
+            &[
+                "sqlite",
+                "--db",
+                &db_s,
+                "--begin",
+                begin,
+                "--journal",
+                journal,
+                "-w",
+                w,
+                "-n",
+                "300",
+                "-p",
+                "4",
+                "--key-count",
+                "3",
+                "--seed",
+                "1",
+            ],
         );
-        assert_eq!(r.counts.ok + r.counts.fail + r.counts.info, 301, "{w} {begin}: {:?}", r.counts);
+        assert_eq!(
+            r.counts.ok + r.counts.fail + r.counts.info,
+            301,
+            "{w} {begin}: {:?}",
+            r.counts
+        );
         assert!(r.counts.ok > 150, "{w} {begin}: {:?}", r.counts);
         let h = isolde::history::read::read_history_file(&r.path, None).unwrap();
         assert_eq!(h.txns.len(), 301, "300 transactions and the final read");
@@ -135,11 +238,20 @@ fn sqlite_runs_record_complete_histories() {
 /// Unreachable servers and bad commands are reported before the run.
 #[test]
 fn setup_errors_are_typed() {
-    let args = run_support::parse(&["postgres", "--url", "postgres://nobody@127.0.0.1:1/none", "-n", "1"]);
+    let args = run_support::parse(&[
+        "postgres",
+        "--url",
+        "postgres://nobody@127.0.0.1:1/none",
+        "-n",
+        "1",
+    ]);
     let e = isolde::run::cli::record(&args).unwrap_err();
     assert!(e.to_string().contains("cannot set up"), "{e}");
     let args = run_support::parse(&["exec", "-n", "1", "--", "/nonexistent/client"]);
     assert!(isolde::run::cli::record(&args).is_err());
     let args = run_support::parse(&["sim", "--key-count", "0"]);
-    assert!(isolde::run::cli::record(&args).unwrap_err().to_string().contains("--key-count"));
+    assert!(isolde::run::cli::record(&args)
+        .unwrap_err()
+        .to_string()
+        .contains("--key-count"));
 }

@@ -10,7 +10,10 @@ fn client() -> String {
 }
 
 fn python_available() -> bool {
-    let ok = std::process::Command::new("python3").arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !ok {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("python3 is missing, and CI=true: this test must run");
@@ -25,7 +28,23 @@ fn exec_run(name: &str, workload: &str) -> isolde::run::cli::Recorded {
     let client = client();
     run(
         name,
-        &["exec", "-w", workload, "-n", "600", "-p", "5", "--key-count", "4", "--seed", "3", "--", "python3", &client, &db],
+        &[
+            "exec",
+            "-w",
+            workload,
+            "-n",
+            "600",
+            "-p",
+            "5",
+            "--key-count",
+            "4",
+            "--seed",
+            "3",
+            "--",
+            "python3",
+            &client,
+            &db,
+        ],
     )
 }
 
@@ -36,7 +55,12 @@ fn python_client_records_complete_histories() {
     }
     for w in ["list-append", "rw-register"] {
         let r = exec_run("exec-rec", w);
-        assert_eq!(r.counts.ok + r.counts.fail + r.counts.info, 601, "{w}: {:?}", r.counts);
+        assert_eq!(
+            r.counts.ok + r.counts.fail + r.counts.info,
+            601,
+            "{w}: {:?}",
+            r.counts
+        );
         assert_eq!(r.counts.info, 0, "{w}: {:?}", r.counts);
         let h = isolde::history::read::read_history_file(&r.path, None).unwrap();
         assert_eq!(h.txns.len(), 601);
@@ -74,9 +98,15 @@ fn misbehaving_clients_are_info_and_replaced() {
     )
     .unwrap();
     let s = script.display().to_string();
-    let r = run("exec-bad", &["exec", "-n", "40", "-p", "2", "--", "python3", &s]);
+    let r = run(
+        "exec-bad",
+        &["exec", "-n", "40", "-p", "2", "--", "python3", &s],
+    );
     assert!(r.counts.info >= 4, "{:?}", r.counts);
     assert!(r.counts.ok >= 10, "{:?}", r.counts);
     let h = isolde::history::read::read_history_file(&r.path, None).unwrap();
-    assert!(h.txns.iter().any(|t| t.process >= 4), "new process ids after info");
+    assert!(
+        h.txns.iter().any(|t| t.process >= 4),
+        "new process ids after info"
+    );
 }

@@ -13,23 +13,62 @@ fn gen(opts: GenOptions, n: usize) -> Vec<Vec<Mop>> {
 
 #[test]
 fn same_seed_same_transactions() {
-    let o = GenOptions { seed: 42, ..Default::default() };
+    let o = GenOptions {
+        seed: 42,
+        ..Default::default()
+    };
     assert_eq!(gen(o.clone(), 500), gen(o.clone(), 500));
     let other = GenOptions { seed: 43, ..o };
-    assert_ne!(gen(other, 500), gen(GenOptions { seed: 42, ..Default::default() }, 500));
+    assert_ne!(
+        gen(other, 500),
+        gen(
+            GenOptions {
+                seed: 42,
+                ..Default::default()
+            },
+            500
+        )
+    );
 }
 
 #[test]
 fn lengths_and_read_ratio_are_respected() {
-    let o = GenOptions { min_txn_length: 2, max_txn_length: 3, seed: 1, ..Default::default() };
+    let o = GenOptions {
+        min_txn_length: 2,
+        max_txn_length: 3,
+        seed: 1,
+        ..Default::default()
+    };
     for t in gen(o, 300) {
         assert!((2..=3).contains(&t.len()), "{t:?}");
     }
-    let all_reads = gen(GenOptions { read_ratio: 1.0, ..Default::default() }, 100);
+    let all_reads = gen(
+        GenOptions {
+            read_ratio: 1.0,
+            ..Default::default()
+        },
+        100,
+    );
     assert!(all_reads.iter().flatten().all(Mop::is_read));
-    let no_reads = gen(GenOptions { read_ratio: 0.0, ..Default::default() }, 100);
-    assert!(no_reads.iter().flatten().all(|m| matches!(m, Mop::Append(..))));
-    let regs = gen(GenOptions { read_ratio: 0.0, workload: WorkloadKind::RwRegister, ..Default::default() }, 100);
+    let no_reads = gen(
+        GenOptions {
+            read_ratio: 0.0,
+            ..Default::default()
+        },
+        100,
+    );
+    assert!(no_reads
+        .iter()
+        .flatten()
+        .all(|m| matches!(m, Mop::Append(..))));
+    let regs = gen(
+        GenOptions {
+            read_ratio: 0.0,
+            workload: WorkloadKind::RwRegister,
+            ..Default::default()
+        },
+        100,
+    );
     assert!(regs.iter().flatten().all(|m| matches!(m, Mop::Write(..))));
 }
 
@@ -37,13 +76,22 @@ fn lengths_and_read_ratio_are_respected() {
 /// max_writes_per_key writes, then a fresh (larger) key replaces it.
 #[test]
 fn key_window_moves_on_as_keys_fill_up() {
-    let o = GenOptions { key_count: 3, max_writes_per_key: 4, seed: 7, ..Default::default() };
+    let o = GenOptions {
+        key_count: 3,
+        max_writes_per_key: 4,
+        seed: 7,
+        ..Default::default()
+    };
     let mut g = Generator::new(o);
     let mut writes: HashMap<u64, Vec<i64>> = HashMap::new();
     let mut max_key_seen = 0;
     for _ in 0..2000 {
         let active: HashSet<u64> = g.active_keys().into_iter().collect();
-        assert_eq!(active.len(), 3, "the window always holds key_count distinct keys");
+        assert_eq!(
+            active.len(),
+            3,
+            "the window always holds key_count distinct keys"
+        );
         for m in g.next_txn() {
             max_key_seen = max_key_seen.max(m.key());
             if let Mop::Append(k, v) = m {
@@ -51,7 +99,10 @@ fn key_window_moves_on_as_keys_fill_up() {
             }
         }
     }
-    assert!(max_key_seen > 50, "keys retire and fresh ones come in (max key {max_key_seen})");
+    assert!(
+        max_key_seen > 50,
+        "keys retire and fresh ones come in (max key {max_key_seen})"
+    );
     for (k, vs) in &writes {
         assert!(vs.len() <= 4, "key {k} got {} writes", vs.len());
         let expect: Vec<i64> = (1..=vs.len() as i64).collect();
@@ -61,7 +112,12 @@ fn key_window_moves_on_as_keys_fill_up() {
 
 #[test]
 fn final_read_covers_every_key_touched() {
-    let mut g = Generator::new(GenOptions { key_count: 2, max_writes_per_key: 2, seed: 3, ..Default::default() });
+    let mut g = Generator::new(GenOptions {
+        key_count: 2,
+        max_writes_per_key: 2,
+        seed: 3,
+        ..Default::default()
+    });
     let mut keys = HashSet::new();
     for _ in 0..200 {
         keys.extend(g.next_txn().iter().map(Mop::key));
@@ -89,22 +145,40 @@ fn duplicates_draw_values_from_the_domain() {
             per_key.entry(k).or_default().push(v);
         }
     }
-    assert!(per_key.values().any(|vs| vs.len() > vs.iter().collect::<HashSet<_>>().len()), "values repeat");
+    assert!(
+        per_key
+            .values()
+            .any(|vs| vs.len() > vs.iter().collect::<HashSet<_>>().len()),
+        "values repeat"
+    );
 
     // A fraction: some keys unique, some duplicated.
-    let o = GenOptions { duplicates: 0.5, value_domain: 2, read_ratio: 0.0, max_writes_per_key: 20, seed: 9, ..Default::default() };
+    let o = GenOptions {
+        duplicates: 0.5,
+        value_domain: 2,
+        read_ratio: 0.0,
+        max_writes_per_key: 20,
+        seed: 9,
+        ..Default::default()
+    };
     let mut per_key: HashMap<u64, Vec<i64>> = HashMap::new();
     for m in gen(o, 2000).into_iter().flatten() {
         if let Mop::Append(k, v) = m {
             per_key.entry(k).or_default().push(v);
         }
     }
-    let repeating = per_key.values().filter(|vs| vs.len() > vs.iter().collect::<HashSet<_>>().len()).count();
+    let repeating = per_key
+        .values()
+        .filter(|vs| vs.len() > vs.iter().collect::<HashSet<_>>().len())
+        .count();
     let long_unique = per_key
         .values()
         .filter(|vs| vs.len() >= 3 && vs.len() == vs.iter().collect::<HashSet<_>>().len())
         .count();
-    assert!(repeating > 0 && long_unique > 0, "repeating {repeating}, unique {long_unique}");
+    assert!(
+        repeating > 0 && long_unique > 0,
+        "repeating {repeating}, unique {long_unique}"
+    );
 }
 
 #[test]
@@ -121,7 +195,10 @@ fn zipf_follows_its_law() {
     for (i, c) in counts.iter().enumerate() {
         let expect = n as f64 / ((i + 1) as f64 * h);
         let got = *c as f64;
-        assert!((got - expect).abs() < 0.05 * expect + 100.0, "P({i}): got {got}, expected {expect}");
+        assert!(
+            (got - expect).abs() < 0.05 * expect + 100.0,
+            "P({i}): got {got}, expected {expect}"
+        );
     }
     // Theta 0 is uniform; a big theta puts nearly everything on 0.
     let flat = Zipf::new(4, 0.0);
@@ -140,7 +217,13 @@ fn zipf_follows_its_law() {
 
 #[test]
 fn key_dist_zipf_skews_toward_the_first_slot() {
-    let o = GenOptions { key_dist: Dist::Zipf(1.5), read_ratio: 1.0, key_count: 10, seed: 2, ..Default::default() };
+    let o = GenOptions {
+        key_dist: Dist::Zipf(1.5),
+        read_ratio: 1.0,
+        key_count: 10,
+        seed: 2,
+        ..Default::default()
+    };
     let mut c: HashMap<u64, u32> = HashMap::new();
     for m in gen(o, 2000).into_iter().flatten() {
         *c.entry(m.key()).or_default() += 1;
@@ -164,13 +247,35 @@ fn distributions_parse_and_reject_nonsense() {
 #[test]
 fn bad_options_are_typed_errors() {
     for bad in [
-        GenOptions { key_count: 0, ..Default::default() },
-        GenOptions { min_txn_length: 5, max_txn_length: 4, ..Default::default() },
-        GenOptions { min_txn_length: 0, ..Default::default() },
-        GenOptions { read_ratio: 1.5, ..Default::default() },
-        GenOptions { duplicates: -0.1, ..Default::default() },
-        GenOptions { value_domain: 0, ..Default::default() },
-        GenOptions { max_writes_per_key: 0, ..Default::default() },
+        GenOptions {
+            key_count: 0,
+            ..Default::default()
+        },
+        GenOptions {
+            min_txn_length: 5,
+            max_txn_length: 4,
+            ..Default::default()
+        },
+        GenOptions {
+            min_txn_length: 0,
+            ..Default::default()
+        },
+        GenOptions {
+            read_ratio: 1.5,
+            ..Default::default()
+        },
+        GenOptions {
+            duplicates: -0.1,
+            ..Default::default()
+        },
+        GenOptions {
+            value_domain: 0,
+            ..Default::default()
+        },
+        GenOptions {
+            max_writes_per_key: 0,
+            ..Default::default()
+        },
     ] {
         assert!(bad.validate().is_err(), "{bad:?}");
     }

@@ -8,7 +8,8 @@ use isolde::check::Workload;
 use run_support::{check, eventually, is_valid, run, server_up};
 
 fn url() -> String {
-    std::env::var("ISOLDE_TEST_MYSQL_URL").unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
+    std::env::var("ISOLDE_TEST_MYSQL_URL")
+        .unwrap_or_else(|_| "mysql://root@127.0.0.1:3306/test".into())
 }
 
 fn up() -> bool {
@@ -17,7 +18,17 @@ fn up() -> bool {
 
 fn my(name: &str, level: &str, extra: &[&str]) -> isolde::run::cli::Recorded {
     let url = url();
-    let mut args = vec!["mysql", "--url", &url, "-i", level, "-p", "10", "--key-count", "5"];
+    let mut args = vec![
+        "mysql",
+        "--url",
+        &url,
+        "-i",
+        level,
+        "-p",
+        "10",
+        "--key-count",
+        "5",
+    ];
     args.extend_from_slice(extra);
     run(name, &args)
 }
@@ -28,8 +39,24 @@ fn mysql_records_complete_histories() {
         return;
     }
     for w in ["list-append", "rw-register"] {
-        let r = my("my-rec", "serializable", &["-n", "500", "-w", w, "--session-var", "innodb_lock_wait_timeout=5"]);
-        assert_eq!(r.counts.ok + r.counts.fail + r.counts.info, 501, "{w}: {:?}", r.counts);
+        let r = my(
+            "my-rec",
+            "serializable",
+            &[
+                "-n",
+                "500",
+                "-w",
+                w,
+                "--session-var",
+                "innodb_lock_wait_timeout=5",
+            ],
+        );
+        assert_eq!(
+            r.counts.ok + r.counts.fail + r.counts.info,
+            501,
+            "{w}: {:?}",
+            r.counts
+        );
         assert!(r.counts.ok > 100, "{w}: {:?}", r.counts);
         let h = isolde::history::read::read_history_file(&r.path, None).unwrap();
         assert_eq!(h.txns.len(), 501);
@@ -55,7 +82,11 @@ fn mariadb_repeatable_read_is_read_committed_not_snapshot_isolation() {
         let r = my("my-rr", "repeatable-read", &["-n", "2000"]);
         let rc = check(&r.path, Workload::ListAppend, &["read-committed"]);
         assert!(is_valid(&rc), "{:?}", rc.anomaly_types);
-        !is_valid(&check(&r.path, Workload::ListAppend, &["snapshot-isolation"]))
+        !is_valid(&check(
+            &r.path,
+            Workload::ListAppend,
+            &["snapshot-isolation"],
+        ))
     });
     assert!(found, "REPEATABLE READ passed snapshot isolation 3 times");
 }

@@ -8,7 +8,8 @@ use isolde::check::Workload;
 use run_support::{check, eventually, is_valid, run, server_up};
 
 fn url() -> String {
-    std::env::var("ISOLDE_TEST_PG_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
+    std::env::var("ISOLDE_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into())
 }
 
 fn up() -> bool {
@@ -17,7 +18,21 @@ fn up() -> bool {
 
 fn pg(name: &str, level: &str, extra: &[&str]) -> isolde::run::cli::Recorded {
     let url = url();
-    let mut args = vec!["postgres", "--url", &url, "-i", level, "-p", "10", "--key-count", "5"];
+    // Deadlocks are common under READ COMMITTED with 5 keys; detect them in
+    // 20 ms rather than PostgreSQL's default second (needs a superuser).
+    let mut args = vec![
+        "postgres",
+        "--url",
+        &url,
+        "-i",
+        level,
+        "-p",
+        "10",
+        "--key-count",
+        "5",
+        "--session-var",
+        "deadlock_timeout=20ms",
+    ];
     args.extend_from_slice(extra);
     run(name, &args)
 }
@@ -29,9 +44,17 @@ fn postgres_records_complete_histories() {
     }
     for w in ["list-append", "rw-register"] {
         let r = pg("pg-rec", "serializable", &["-n", "500", "-w", w]);
-        assert_eq!(r.counts.ok + r.counts.fail + r.counts.info, 501, "{w}: {:?}", r.counts);
+        assert_eq!(
+            r.counts.ok + r.counts.fail + r.counts.info,
+            501,
+            "{w}: {:?}",
+            r.counts
+        );
         assert!(r.counts.ok > 100, "{w}: {:?}", r.counts);
-        assert!(r.counts.fail > 0, "{w}: 10 clients on 5 keys must meet serialization failures");
+        assert!(
+            r.counts.fail > 0,
+            "{w}: 10 clients on 5 keys must meet serialization failures"
+        );
         let h = isolde::history::read::read_history_file(&r.path, None).unwrap();
         assert_eq!(h.txns.len(), 501);
     }
@@ -55,7 +78,11 @@ fn postgres_repeatable_read_is_snapshot_isolation_not_serializable() {
     let found = eventually(3, |i| {
         let r = pg("pg-rr", "repeatable-read", &["-n", "2000"]);
         let si = check(&r.path, Workload::ListAppend, &["snapshot-isolation"]);
-        assert!(is_valid(&si), "attempt {i}: REPEATABLE READ must be snapshot isolation: {:?}", si.anomaly_types);
+        assert!(
+            is_valid(&si),
+            "attempt {i}: REPEATABLE READ must be snapshot isolation: {:?}",
+            si.anomaly_types
+        );
         let ser = check(&r.path, Workload::ListAppend, &["serializable"]);
         !is_valid(&ser) && ser.anomaly_types.iter().any(|a| a == "G2-item")
     });
@@ -71,7 +98,11 @@ fn postgres_read_committed_is_not_snapshot_isolation() {
         let r = pg("pg-rc", "read-committed", &["-n", "2000"]);
         let rc = check(&r.path, Workload::ListAppend, &["read-committed"]);
         assert!(is_valid(&rc), "{:?}", rc.anomaly_types);
-        !is_valid(&check(&r.path, Workload::ListAppend, &["snapshot-isolation"]))
+        !is_valid(&check(
+            &r.path,
+            Workload::ListAppend,
+            &["snapshot-isolation"],
+        ))
     });
     assert!(found, "READ COMMITTED passed snapshot isolation 3 times");
 }
@@ -91,12 +122,33 @@ fn postgres_survives_terminated_backends() {
     let r = run(
         "pg-fault",
         &[
-            "postgres", "--url", &url, "-i", "serializable", "-p", "10", "--key-count", "5",
-            "--time-limit", "7", "--fault", &fault, "--fault-interval", "2", "--rate", "400",
+            "postgres",
+            "--url",
+            &url,
+            "-i",
+            "serializable",
+            "-p",
+            "10",
+            "--key-count",
+            "5",
+            "--session-var",
+            "deadlock_timeout=20ms",
+            "--time-limit",
+            "7",
+            "--fault",
+            &fault,
+            "--fault-interval",
+            "2",
+            "--rate",
+            "400",
         ],
     );
     assert!(r.faults >= 2, "faults ran: {}", r.faults);
-    assert!(r.counts.info > 0, "terminated backends give info outcomes: {:?}", r.counts);
+    assert!(
+        r.counts.info > 0,
+        "terminated backends give info outcomes: {:?}",
+        r.counts
+    );
     assert!(r.counts.ok > 200, "{:?}", r.counts);
     let h = isolde::history::read::read_history_file(&r.path, None).unwrap();
     let max_process = h.txns.iter().map(|t| t.process).max().unwrap();

@@ -8,7 +8,6 @@ use isolde::run::recorder::{Clock, Recorder};
 use isolde::run::{Mop, ReadValue};
 use std::time::{Duration, Instant};
 
-
 fn parse_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(path)
         .unwrap()
@@ -25,7 +24,10 @@ fn lines_have_elle_cli_shape() {
     let txn = vec![Mop::Append(3, 7), Mop::Read(4, None)];
     assert_eq!(rec.invoke(2, &txn), 0);
     rec.set_time(9);
-    let done = vec![Mop::Append(3, 7), Mop::Read(4, Some(ReadValue::List(vec![1, 7])))];
+    let done = vec![
+        Mop::Append(3, 7),
+        Mop::Read(4, Some(ReadValue::List(vec![1, 7]))),
+    ];
     assert_eq!(rec.complete(2, Outcome::Ok, &done, None), 1);
     rec.complete(2, Outcome::Fail, &txn, Some("serialization \"failure\""));
     rec.fault("kill -9 x", None);
@@ -54,7 +56,12 @@ fn lines_have_elle_cli_shape() {
 fn register_values_are_plain_integers() {
     let path = run_support::temp_path("reg.jsonl");
     let rec = Recorder::create(&path, Clock::Real(Instant::now())).unwrap();
-    rec.complete(0, Outcome::Info, &[Mop::Write(1, 2), Mop::Read(1, Some(ReadValue::Int(2)))], None);
+    rec.complete(
+        0,
+        Outcome::Info,
+        &[Mop::Write(1, 2), Mop::Read(1, Some(ReadValue::Int(2)))],
+        None,
+    );
     rec.finish().unwrap();
     let v = parse_lines(&path);
     assert_eq!(v[0]["value"], serde_json::json!([["w", 1, 2], ["r", 1, 2]]));
@@ -104,7 +111,10 @@ fn dropped_without_finishing_stays_checkable() {
     }
     let h = isolde::history::read::read_history_file(&path, None).unwrap();
     assert_eq!(h.txns.len(), 2);
-    assert!(h.txns.iter().any(|t| t.outcome == Outcome::Info && t.process == 1));
+    assert!(h
+        .txns
+        .iter()
+        .any(|t| t.outcome == Outcome::Info && t.process == 1));
 }
 
 /// The real thing: a child process records as fast as it can and is killed
@@ -123,7 +133,11 @@ fn killed_writer_leaves_only_whole_lines() {
     }
     let path = run_support::temp_path("killed.jsonl");
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["killed_writer_leaves_only_whole_lines", "--exact", "--nocapture"])
+        .args([
+            "killed_writer_leaves_only_whole_lines",
+            "--exact",
+            "--nocapture",
+        ])
         .env("ISOLDE_TEST_RECORD_FOREVER", &path)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -131,7 +145,10 @@ fn killed_writer_leaves_only_whole_lines() {
         .unwrap();
     let started = Instant::now();
     while std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) < 200_000 {
-        assert!(started.elapsed() < Duration::from_secs(30), "the child wrote nothing");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the child wrote nothing"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();

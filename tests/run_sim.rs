@@ -80,15 +80,26 @@ fn write_skew(level: SimLevel) -> (Step, Step) {
 
 #[test]
 fn snapshot_isolation_allows_write_skew() {
-    assert_eq!(write_skew(SimLevel::SnapshotIsolation), (Step::Committed, Step::Committed));
+    assert_eq!(
+        write_skew(SimLevel::SnapshotIsolation),
+        (Step::Committed, Step::Committed)
+    );
 }
 
 #[test]
 fn two_phase_locking_prevents_write_skew() {
     for level in [SimLevel::StrictSerializable, SimLevel::Serializable] {
         let (e1, e2) = write_skew(level);
-        assert!(!(e1 == Step::Committed && e2 == Step::Committed), "{level:?}: {e1:?} {e2:?}");
-        assert_eq!(e1, Step::Committed, "{level:?}: the older transaction wins (wait-die)");
+        assert!(
+            !(e1 == Step::Committed && e2 == Step::Committed),
+            "{level:?}: {e1:?} {e2:?}"
+        );
+        assert_eq!(
+            e1,
+            Step::Committed,
+            "{level:?}: the transaction that closes the cycle of waits is the victim"
+        );
+        assert_eq!(e2, Step::Aborted("deadlock victim"), "{level:?}");
     }
 }
 
@@ -114,10 +125,18 @@ fn snapshot_isolation_never_loses_an_update() {
 
 #[test]
 fn lost_update_bug_loses_an_update() {
-    for level in [SimLevel::SnapshotIsolation, SimLevel::ReadCommitted, SimLevel::StrictSerializable] {
+    for level in [
+        SimLevel::SnapshotIsolation,
+        SimLevel::ReadCommitted,
+        SimLevel::StrictSerializable,
+    ] {
         let (e1, e2, fin) = concurrent_increments(level, Some(SimBug::LostUpdate));
         assert_eq!((e1, e2), (Step::Committed, Step::Committed), "{level:?}");
-        assert_eq!(fin, Some(vec![2]), "{level:?}: the stale write-back overwrote [1]");
+        assert_eq!(
+            fin,
+            Some(vec![2]),
+            "{level:?}: the stale write-back overwrote [1]"
+        );
     }
 }
 
@@ -161,12 +180,19 @@ fn second_read(level: SimLevel) -> (Option<Vec<i64>>, Option<Vec<i64>>) {
 #[test]
 fn read_committed_allows_non_repeatable_reads() {
     assert_eq!(second_read(SimLevel::ReadCommitted), (None, Some(vec![5])));
-    assert_eq!(second_read(SimLevel::ReadUncommitted), (None, Some(vec![5])));
+    assert_eq!(
+        second_read(SimLevel::ReadUncommitted),
+        (None, Some(vec![5]))
+    );
 }
 
 #[test]
 fn snapshots_and_locks_give_repeatable_reads() {
-    for level in [SimLevel::SnapshotIsolation, SimLevel::Serializable, SimLevel::StrictSerializable] {
+    for level in [
+        SimLevel::SnapshotIsolation,
+        SimLevel::Serializable,
+        SimLevel::StrictSerializable,
+    ] {
         let (x, y) = second_read(level);
         assert_eq!(x, y, "{level:?}");
     }
@@ -195,7 +221,11 @@ fn non_atomic_bug_exposes_half_a_commit() {
     let mut t1 = s.begin(vec![a(1, 1), a(2, 1)]);
     s.step(&mut t1);
     s.step(&mut t1);
-    assert_eq!(s.step(&mut t1), Step::Progressed, "commit installs key 1 only");
+    assert_eq!(
+        s.step(&mut t1),
+        Step::Progressed,
+        "commit installs key 1 only"
+    );
     let mut t2 = s.begin(vec![r(1), r(2)]);
     assert_eq!(run_to_end(&mut s, &mut t2), Step::Committed);
     assert_eq!((read_of(&t2, 0), read_of(&t2, 1)), (Some(vec![1]), None));
@@ -225,13 +255,21 @@ fn aborted_read_bug_leaks_aborted_writes() {
 
 #[test]
 fn registers_read_the_last_write() {
-    let mut s = Sim::new(SimLevel::SnapshotIsolation, None, WorkloadKind::RwRegister, 0);
+    let mut s = Sim::new(
+        SimLevel::SnapshotIsolation,
+        None,
+        WorkloadKind::RwRegister,
+        0,
+    );
     let mut t = s.begin(vec![Mop::Write(1, 3), Mop::Write(1, 4), r(1)]);
     assert_eq!(run_to_end(&mut s, &mut t), Step::Committed);
     assert_eq!(t.done()[2], Mop::Read(1, Some(ReadValue::Int(4))));
     let mut t = s.begin(vec![r(1), r(9)]);
     assert_eq!(run_to_end(&mut s, &mut t), Step::Committed);
-    assert_eq!(t.done(), &[Mop::Read(1, Some(ReadValue::Int(4))), Mop::Read(9, None)]);
+    assert_eq!(
+        t.done(),
+        &[Mop::Read(1, Some(ReadValue::Int(4))), Mop::Read(9, None)]
+    );
 }
 
 // ---- whole runs ----
@@ -246,14 +284,52 @@ fn lines(path: &std::path::Path) -> Vec<serde_json::Value> {
 
 #[test]
 fn same_seed_same_history_bytes() {
-    let args = ["sim", "-i", "snapshot-isolation", "-n", "300", "-p", "5", "--key-count", "4", "--seed", "17"];
+    let args = [
+        "sim",
+        "-i",
+        "snapshot-isolation",
+        "-n",
+        "300",
+        "-p",
+        "5",
+        "--key-count",
+        "4",
+        "--seed",
+        "17",
+    ];
     let a = run_support::run("det-a", &args);
     let b = run_support::run("det-b", &args);
-    assert_eq!(std::fs::read(&a.path).unwrap(), std::fs::read(&b.path).unwrap());
-    let c = run_support::run("det-c", &["sim", "-i", "snapshot-isolation", "-n", "300", "-p", "5", "--seed", "18"]);
-    assert_ne!(std::fs::read(&a.path).unwrap(), std::fs::read(&c.path).unwrap());
-    assert_eq!(a.counts.ok + a.counts.fail + a.counts.info, 301, "300 and the final read");
-    assert!(a.counts.fail > 0, "contention on 4 keys makes first-committer-wins abort some");
+    assert_eq!(
+        std::fs::read(&a.path).unwrap(),
+        std::fs::read(&b.path).unwrap()
+    );
+    let c = run_support::run(
+        "det-c",
+        &[
+            "sim",
+            "-i",
+            "snapshot-isolation",
+            "-n",
+            "300",
+            "-p",
+            "5",
+            "--seed",
+            "18",
+        ],
+    );
+    assert_ne!(
+        std::fs::read(&a.path).unwrap(),
+        std::fs::read(&c.path).unwrap()
+    );
+    assert_eq!(
+        a.counts.ok + a.counts.fail + a.counts.info,
+        301,
+        "300 and the final read"
+    );
+    assert!(
+        a.counts.fail > 0,
+        "contention on 4 keys makes first-committer-wins abort some"
+    );
 }
 
 /// Properties that need no checker: every committed append shows up in the
@@ -264,7 +340,10 @@ fn assert_no_lost_or_dirty_appends(path: &std::path::Path) {
     let last_read = v.iter().rev().find(|l| l["type"] == "ok").unwrap();
     let mut fin: HashMap<u64, Vec<i64>> = HashMap::new();
     for m in last_read["value"].as_array().unwrap() {
-        let l = m[2].as_array().map(|l| l.iter().map(|x| x.as_i64().unwrap()).collect()).unwrap_or_default();
+        let l = m[2]
+            .as_array()
+            .map(|l| l.iter().map(|x| x.as_i64().unwrap()).collect())
+            .unwrap_or_default();
         fin.insert(m[1].as_u64().unwrap(), l);
     }
     for l in &v {
@@ -272,12 +351,21 @@ fn assert_no_lost_or_dirty_appends(path: &std::path::Path) {
             let k = m[1].as_u64().unwrap();
             let f = &fin[&k];
             match (l["type"].as_str().unwrap(), m[0].as_str().unwrap()) {
-                ("ok", "append") => assert!(f.contains(&m[2].as_i64().unwrap()), "lost append {m} in {l}"),
-                ("fail", "append") => assert!(!f.contains(&m[2].as_i64().unwrap()), "failed append visible {m}"),
+                ("ok", "append") => assert!(
+                    f.contains(&m[2].as_i64().unwrap()),
+                    "lost append {m} in {l}"
+                ),
+                ("fail", "append") => assert!(
+                    !f.contains(&m[2].as_i64().unwrap()),
+                    "failed append visible {m}"
+                ),
                 ("ok", "r") => {
                     if let Some(xs) = m[2].as_array() {
                         let xs: Vec<i64> = xs.iter().map(|x| x.as_i64().unwrap()).collect();
-                        assert!(f.starts_with(&xs), "read {xs:?} of {k} is no prefix of {f:?}");
+                        assert!(
+                            f.starts_with(&xs),
+                            "read {xs:?} of {k} is no prefix of {f:?}"
+                        );
                     }
                 }
                 _ => {}
@@ -288,8 +376,28 @@ fn assert_no_lost_or_dirty_appends(path: &std::path::Path) {
 
 #[test]
 fn correct_levels_lose_nothing() {
-    for level in ["strict-serializable", "serializable", "snapshot-isolation", "read-committed"] {
-        let r = run_support::run(level, &["sim", "-i", level, "-n", "500", "-p", "10", "--key-count", "3", "--seed", "1"]);
+    for level in [
+        "strict-serializable",
+        "serializable",
+        "snapshot-isolation",
+        "read-committed",
+    ] {
+        let r = run_support::run(
+            level,
+            &[
+                "sim",
+                "-i",
+                level,
+                "-n",
+                "500",
+                "-p",
+                "10",
+                "--key-count",
+                "3",
+                "--seed",
+                "1",
+            ],
+        );
         assert_eq!(r.counts.info, 0);
         assert!(r.counts.ok > 100, "{level}: {:?}", r.counts);
         assert_no_lost_or_dirty_appends(&r.path);
@@ -298,14 +406,45 @@ fn correct_levels_lose_nothing() {
 
 #[test]
 fn lost_update_bug_run_loses_appends() {
-    let r = run_support::run("lu", &["sim", "-i", "snapshot-isolation", "--bug", "lost-update", "-n", "300", "--key-count", "3", "--seed", "1"]);
+    let r = run_support::run(
+        "lu",
+        &[
+            "sim",
+            "-i",
+            "snapshot-isolation",
+            "--bug",
+            "lost-update",
+            "-n",
+            "300",
+            "--key-count",
+            "3",
+            "--seed",
+            "1",
+        ],
+    );
     let res = std::panic::catch_unwind(|| assert_no_lost_or_dirty_appends(&r.path));
-    assert!(res.is_err(), "the lost-update bug must lose some acknowledged append");
+    assert!(
+        res.is_err(),
+        "the lost-update bug must lose some acknowledged append"
+    );
 }
 
 #[test]
 fn every_run_ends_with_a_read_of_every_key() {
-    let r = run_support::run("final", &["sim", "-n", "200", "--key-count", "3", "--max-writes-per-key", "3", "--seed", "4"]);
+    let r = run_support::run(
+        "final",
+        &[
+            "sim",
+            "-n",
+            "200",
+            "--key-count",
+            "3",
+            "--max-writes-per-key",
+            "3",
+            "--seed",
+            "4",
+        ],
+    );
     let v = lines(&r.path);
     let mut keys = std::collections::BTreeSet::new();
     for l in &v[..v.len() - 2] {
@@ -315,8 +454,12 @@ fn every_run_ends_with_a_read_of_every_key() {
     }
     let last = &v[v.len() - 1];
     assert_eq!(last["type"], "ok");
-    let read: std::collections::BTreeSet<u64> =
-        last["value"].as_array().unwrap().iter().map(|m| m[1].as_u64().unwrap()).collect();
+    let read: std::collections::BTreeSet<u64> = last["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m[1].as_u64().unwrap())
+        .collect();
     assert_eq!(read, keys);
     assert!(keys.len() > 10, "the window moved on");
 }

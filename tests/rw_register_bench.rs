@@ -8,7 +8,7 @@
 //! per key; each transaction takes effect at its completion; 4% `info`
 //! (half of them took effect), 4% `fail`.
 
-use isolde::check::{check_history, CheckOptions, Workload};
+use isolde::check::{check_history, CheckOptions, Validity, Workload};
 use isolde::history::read::read_history;
 use isolde::workload::rw_register::{infer_with, RegisterOptions};
 use std::collections::HashMap;
@@ -29,16 +29,21 @@ impl Rng {
     }
 }
 
-/// A valid register history of `n` transactions, as EDN lines.
-pub fn generate(n: usize, seed: u64) -> String {
+/// A register history of `n` transactions, as EDN lines: valid, except
+/// that `stale` percent of committed reads return the key's previous
+/// version.
+pub fn generate(n: usize, seed: u64, stale: u64) -> String {
     const PROCS: usize = 10;
     const KEYS: usize = 10;
     const MAX_WRITES: u64 = 256;
     let mut rng = Rng(seed | 1);
-    let mut slots: Vec<(u64, u64)> = (0..KEYS as u64).map(|k| (k, 1 + rng.below(MAX_WRITES))).collect();
+    let mut slots: Vec<(u64, u64)> = (0..KEYS as u64)
+        .map(|k| (k, 1 + rng.below(MAX_WRITES)))
+        .collect();
     let mut next_key = KEYS as u64;
     let mut written: HashMap<u64, u64> = HashMap::new();
-    let mut state: HashMap<u64, u64> = HashMap::new();
+    // Current and previous value of each key.
+    let mut state: HashMap<u64, (u64, u64)> = HashMap::new();
     // Per process: the running txn's micro-ops (is write, key, value).
     let mut running: Vec<Option<Vec<(bool, u64, u64)>>> = vec![None; PROCS];
     let mut out = String::with_capacity(n * 160);
@@ -49,7 +54,11 @@ pub fn generate(n: usize, seed: u64) -> String {
             if i > 0 {
                 s.push(' ');
             }
-            let v = if (blind && !w) || v == 0 { "nil".to_string() } else { v.to_string() };
+            let v = if (blind && !w) || v == 0 {
+                "nil".to_string()
+            } else {
+                v.to_string()
+            };
             let _ = write!(s, "[{} {k} {v}]", if w { ":w" } else { ":r" });
         }
         s.push(']');
@@ -96,10 +105,13 @@ pub fn generate(n: usize, seed: u64) -> String {
                 };
                 if kind == "ok" || (kind == "info" && roll % 2 == 0) {
                     for m in &mut mops {
+                        let cur = state.get(&m.1).copied().unwrap_or((0, 0));
                         if m.0 {
-                            state.insert(m.1, m.2);
+                            state.insert(m.1, (m.2, cur.0));
+                        } else if rng.below(100) < stale {
+                            m.2 = cur.1;
                         } else {
-                            m.2 = state.get(&m.1).copied().unwrap_or(0);
+                            m.2 = cur.0;
                         }
                     }
                 }
@@ -118,15 +130,27 @@ pub fn generate(n: usize, seed: u64) -> String {
 #[test]
 #[ignore = "benchmark: run in release with --ignored --nocapture"]
 fn bench_100k_register_history() {
-    let text = generate(100_000, 42);
+    let text = generate(100_000, 42, 0);
     let t0 = Instant::now();
     let h = read_history(text.as_bytes(), "generated", None).unwrap();
     let parse = t0.elapsed();
-    eprintln!("{} txns, {} micro-ops, {} bytes; parse {:?}", h.txns.len(), h.mops.len(), text.len(), parse);
+    eprintln!(
+        "{} txns, {} micro-ops, {} bytes; parse {:?}",
+        h.txns.len(),
+        h.mops.len(),
+        text.len(),
+        parse
+    );
 
     for (name, o) in [
         ("infer, Elle defaults", RegisterOptions::default()),
-        ("infer, wfr", RegisterOptions { wfr_keys: true, ..RegisterOptions::default() }),
+        (
+            "infer, wfr",
+            RegisterOptions {
+                wfr_keys: true,
+                ..RegisterOptions::default()
+            },
+        ),
         (
             "infer, all sources",
             RegisterOptions {
@@ -148,13 +172,21 @@ fn bench_100k_register_history() {
             inf.anomalies.len(),
             rr.sources()
         );
-        assert!(inf.anomalies.is_empty(), "{:?}", inf.anomalies.first().map(|a| &a.explanation));
+        assert!(
+            inf.anomalies.is_empty(),
+            "{:?}",
+            inf.anomalies.first().map(|a| &a.explanation)
+        );
     }
 
     for (name, models, lin) in [
         ("check, strict-serializable", None, false),
         ("check, strict-serializable + linearizable-keys", None, true),
-        ("check, serializable", Some(vec!["serializable".to_string()]), false),
+        (
+            "check, serializable",
+            Some(vec!["serializable".to_string()]),
+            false,
+        ),
     ] {
         let opts = CheckOptions {
             workload: Workload::RwRegister,
@@ -166,7 +198,44 @@ fn bench_100k_register_history() {
         };
         let t = Instant::now();
         let report = check_history(&h, &opts);
-        eprintln!("{name}: {:?}, valid {:?}, {:?}", t.elapsed(), report.valid, report.anomaly_types);
-        assert_eq!(report.valid.name(), "true");
+        eprintln!(
+            "{name}: {:?}, valid {:?}, {:?}",
+            t.elapsed(),
+            report.valid,
+            report.anomaly_types
+        );
+        assert!(matches!(report.valid, Validity::True));
+    }
+}
+
+#[test]
+#[ignore = "benchmark: run in release with --ignored --nocapture"]
+fn bench_100k_register_history_with_stale_reads() {
+    let text = generate(100_000, 7, 1);
+    let h = read_history(text.as_bytes(), "generated", None).unwrap();
+    for (name, lin) in [
+        ("strict-serializable", false),
+        ("strict-serializable + linearizable-keys", true),
+    ] {
+        let opts = CheckOptions {
+            workload: Workload::RwRegister,
+            workload_given: true,
+            linearizable_keys: lin,
+            ..CheckOptions::default()
+        };
+        let t = Instant::now();
+        let report = check_history(&h, &opts);
+        let counts: Vec<String> = report
+            .anomalies
+            .iter()
+            .map(|(k, v)| format!("{k}: {}", v.len()))
+            .collect();
+        eprintln!(
+            "stale 1%, check {name}: {:?}, valid {:?}, {}",
+            t.elapsed(),
+            report.valid,
+            counts.join(", ")
+        );
+        assert!(matches!(report.valid, Validity::False));
     }
 }

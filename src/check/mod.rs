@@ -1,8 +1,19 @@
-//! The checker's front door: history in, verdict out.
-//! `check_history(&history, &options) -> Report`. (Being assembled.)
+//! The checker's front door: history in, verdict out. It runs the stages in
+//! order: infer (workload) → build (graph) → search (cycles per SCC) →
+//! judge (model lattice) → render (JSON, text).
 
-use crate::history::History;
+mod search;
+
+use crate::explain::cycle::{self as cyc, ExplainedCycle};
+use crate::graph::{ExplainOrder, GraphBuilder, Rels};
+use crate::history::{History, MopKind};
+use crate::model::{self, judge, ModelOptions, OrderGraph};
+use crate::workload::{list_append, Explain, Inference};
+use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use crate::model::Validity;
 
 /// Which workload inference to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -23,7 +34,7 @@ pub struct CheckOptions {
     pub models: Option<Vec<String>>,
     /// Additional anomalies that must not occur.
     pub anomalies: Vec<String>,
-    /// Bound on cycle search, in milliseconds.
+    /// Bound on cycle search per SCC, in milliseconds.
     pub cycle_search_timeout_ms: u64,
     /// rw-register: each process's operations on a key follow process order.
     pub sequential_keys: bool,
@@ -51,7 +62,39 @@ impl Default for CheckOptions {
     }
 }
 
-pub use crate::model::Validity;
+impl CheckOptions {
+    fn model_options(&self) -> Result<ModelOptions, model::ModelError> {
+        let models: Option<Vec<&str>> = self.models.as_ref().map(|m| m.iter().map(String::as_str).collect());
+        let anomalies: Vec<&str> = self.anomalies.iter().map(String::as_str).collect();
+        ModelOptions::new(models.as_deref(), &anomalies)
+    }
+}
+
+/// Rejects unknown model names before any work is done.
+pub fn validate_options(o: &CheckOptions) -> anyhow::Result<()> {
+    o.model_options()?;
+    Ok(())
+}
+
+impl Validity {
+    /// `true`, `false` or `unknown`, as elle-cli prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Validity::True => "true",
+            Validity::False => "false",
+            Validity::Unknown => "unknown",
+        }
+    }
+}
+
+/// One reported anomaly: Elle-shaped detail plus a text explanation.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub detail: Value,
+    pub explanation: String,
+    /// For cycle anomalies, the cycle itself (for pictures).
+    pub cycle: Option<ExplainedCycle>,
+}
 
 /// The result of checking one history.
 #[derive(Clone, Debug)]
@@ -62,12 +105,172 @@ pub struct Report {
     /// Weakest models ruled out, and all models ruled out that are stronger.
     pub not: Vec<String>,
     pub also_not: Vec<String>,
+    /// Reported anomalies by type.
+    pub anomalies: BTreeMap<String, Vec<Finding>>,
+    /// Notes on the limits of this verdict (unknown real-time order, bounds hit).
+    pub notes: Vec<String>,
     /// The full Elle-shaped result, as printed by `-v`.
-    pub json: serde_json::Value,
+    pub json: Value,
 }
 
-/// Checks a history. (Being written by the lead: inference, graph, search, judge.)
-pub fn check_history(history: &History, options: &CheckOptions) -> Report {
-    let _ = (history, options);
-    unimplemented!("check_history is being written")
+/// The workload a history shows: registers if any micro-op is a write and
+/// none an append; list-append otherwise.
+pub fn detect_workload(h: &History) -> Workload {
+    let writes = h.mops.iter().any(|m| m.kind == MopKind::Write);
+    let appends = h.mops.iter().any(|m| m.kind == MopKind::Append);
+    if writes && !appends {
+        Workload::RwRegister
+    } else {
+        Workload::ListAppend
+    }
+}
+
+/// Checks a history. Unknown model names must have been rejected with
+/// [`validate_options`]; here they count as no model.
+pub fn check_history(h: &History, options: &CheckOptions) -> Report {
+    let mopts = options.model_options().unwrap_or_default();
+    let workload = if options.workload_given { options.workload } else { detect_workload(h) };
+    match workload {
+        Workload::ListAppend => {
+            let (inference, la) = list_append::infer(h);
+            finish(h, options, workload, &mopts, inference, &la)
+        }
+        Workload::RwRegister => {
+            let (inference, rr) = crate::workload::rw_register::infer(h, options);
+            finish(h, options, workload, &mopts, inference, &rr)
+        }
+    }
+}
+
+/// The shared back half: graph, search, judge, render.
+fn finish(
+    h: &History,
+    options: &CheckOptions,
+    workload: Workload,
+    mopts: &ModelOptions,
+    inference: Inference,
+    explainer: &dyn Explain,
+) -> Report {
+    let Inference { edges, anomalies } = inference;
+    let mut found: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
+    for a in anomalies {
+        found.entry(a.kind.to_string()).or_default().push(Finding {
+            detail: a.detail,
+            explanation: a.explanation,
+            cycle: None,
+        });
+    }
+    let mut notes = Vec::new();
+    let order = mopts.order_graph();
+    let mut b = GraphBuilder::with_nodes(h.txns.len());
+    b.reserve(edges.len());
+    for (x, y, r) in edges {
+        b.add(x, y, r);
+    }
+    match order {
+        OrderGraph::Realtime => {
+            if !h.has_invocations {
+                notes.push(
+                    "the history has no invocations, so real-time order is unknown: real-time anomalies cannot be seen"
+                        .to_string(),
+                );
+            }
+            b.add_all(&crate::graph::realtime_edges(h), Rels::REALTIME);
+        }
+        OrderGraph::Process => b.add_all(&crate::graph::process_edges(h), Rels::PROCESS),
+        OrderGraph::None => {}
+    }
+    let g = b.build();
+    let empty = g.edge_count() == 0;
+    let order = match workload {
+        Workload::ListAppend => ExplainOrder::LIST_APPEND,
+        Workload::RwRegister => ExplainOrder::RW_REGISTER,
+    };
+    for (kind, f) in search::cycles(h, &g, explainer, order, options.cycle_search_timeout_ms, &mut notes) {
+        found.entry(kind).or_default().push(f);
+    }
+
+    let mut types: Vec<&str> = found.keys().map(String::as_str).collect();
+    if empty {
+        types.push(model::anomaly::EMPTY_TRANSACTION_GRAPH);
+    }
+    let verdict = judge(&types, mopts);
+    let mut reported: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
+    let mut anomalies_json = Map::new();
+    for t in &verdict.anomaly_types {
+        if t == model::anomaly::EMPTY_TRANSACTION_GRAPH {
+            anomalies_json.insert(t.clone(), json!(true));
+            continue;
+        }
+        if let Some(fs) = found.remove(t) {
+            anomalies_json.insert(t.clone(), Value::Array(fs.iter().map(|f| f.detail.clone()).collect()));
+            reported.insert(t.clone(), fs);
+        }
+    }
+    let mut out = Map::new();
+    out.insert("valid?".into(), serde_json::to_value(verdict.valid).expect("validity serializes"));
+    if verdict.valid != Validity::True || !verdict.anomaly_types.is_empty() {
+        out.insert("anomaly-types".into(), json!(verdict.anomaly_types));
+        out.insert("anomalies".into(), Value::Object(anomalies_json));
+        out.insert("not".into(), json!(verdict.not));
+        out.insert("also-not".into(), json!(verdict.also_not));
+    }
+    if !notes.is_empty() {
+        out.insert("notes".into(), json!(notes));
+    }
+    Report {
+        valid: verdict.valid,
+        anomaly_types: verdict.anomaly_types,
+        not: verdict.not,
+        also_not: verdict.also_not,
+        anomalies: reported,
+        notes,
+        json: Value::Object(out),
+    }
+}
+
+/// A human-readable report: verdict, models ruled out, every explanation.
+pub fn render_report(_h: &History, r: &Report, name: &str) -> String {
+    let mut s = format!("{name}: valid? {}\n", r.valid.name());
+    if !r.not.is_empty() {
+        s.push_str(&format!("Not {}", r.not.join(", ")));
+        if !r.also_not.is_empty() {
+            s.push_str(&format!(" (nor {})", r.also_not.join(", ")));
+        }
+        s.push('\n');
+    }
+    for note in &r.notes {
+        s.push_str(&format!("Note: {note}\n"));
+    }
+    for (kind, fs) in &r.anomalies {
+        s.push_str(&format!("\n== {kind} ({} found)\n", fs.len()));
+        for f in fs {
+            s.push_str(&f.explanation);
+            s.push_str("\n\n");
+        }
+    }
+    s
+}
+
+/// Writes one text file per reported anomaly type (Elle's `G2-item.txt`).
+pub fn write_directory(_h: &History, r: &Report, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (kind, fs) in &r.anomalies {
+        let text: Vec<&str> = fs.iter().map(|f| f.explanation.as_str()).collect();
+        std::fs::write(dir.join(format!("{kind}.txt")), text.join("\n\n\n") + "\n")?;
+    }
+    Ok(())
+}
+
+/// Explains a cycle found by the search, or `None` when some step cannot be
+/// justified (which would be a bug in inference).
+pub(crate) fn explain_cycle(
+    h: &History,
+    g: &crate::graph::DepGraph,
+    ex: &dyn Explain,
+    txns: Vec<u32>,
+) -> Option<ExplainedCycle> {
+    let steps = cyc::explain_steps(h, ex, &txns, |a, b| g.edge(a, b))?;
+    let kind = cyc::classify(&steps);
+    Some(ExplainedCycle { kind, txns, steps })
 }

@@ -81,6 +81,7 @@ impl CheckArgs {
             models: Some(models),
             anomalies: list(&self.anomalies),
             cycle_search_timeout_ms: self.cycle_search_timeout,
+            ..CheckOptions::default()
         }
     }
 }

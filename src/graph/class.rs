@@ -107,13 +107,18 @@ impl CycleClass {
 
     /// Every class, in name-table order.
     pub fn all() -> impl Iterator<Item = CycleClass> {
-        BASES.iter().flat_map(|&(b, _)| VARIANTS.iter().map(move |&v| CycleClass::new(b, v)))
+        BASES
+            .iter()
+            .flat_map(|&(b, _)| VARIANTS.iter().map(move |&v| CycleClass::new(b, v)))
     }
 
     /// Whether only predicate relations (absent from our graphs) can make a
     /// cycle of this class.
     pub fn needs_predicates(self) -> bool {
-        matches!(self.base, BaseClass::GSingle | BaseClass::GNonadjacent | BaseClass::G2)
+        matches!(
+            self.base,
+            BaseClass::GSingle | BaseClass::GNonadjacent | BaseClass::G2
+        )
     }
 
     /// The step relations a cycle of this class may use.
@@ -438,7 +443,11 @@ impl Automaton {
                 accept[d] = accepts(class, states[k]);
             }
         }
-        Automaton { init: dense[0], trans, accept }
+        Automaton {
+            init: dense[0],
+            trans,
+            accept,
+        }
     }
 
     pub fn states(&self) -> usize {
@@ -532,7 +541,11 @@ mod tests {
                         continue;
                     }
                     let ok = steps.iter().all(|s| class.allowed().contains(*s));
-                    assert_eq!(run(class, &steps), ok && named == Some(class), "{class} {steps:?}");
+                    assert_eq!(
+                        run(class, &steps),
+                        ok && named == Some(class),
+                        "{class} {steps:?}"
+                    );
                 }
             }
         }

@@ -112,7 +112,10 @@ impl GraphBuilder {
     /// A builder whose graph has at least `n` vertices (ids `0..n`), even if
     /// some of them have no edges.
     pub fn with_nodes(n: usize) -> Self {
-        GraphBuilder { nodes: n, ..Self::default() }
+        GraphBuilder {
+            nodes: n,
+            ..Self::default()
+        }
     }
 
     /// Makes room for `additional` more edges.
@@ -210,7 +213,12 @@ impl GraphBuilder {
         }
         targets.shrink_to_fit();
         rels.shrink_to_fit();
-        DepGraph { off: new_off, targets, rels, self_loops: self.self_loops }
+        DepGraph {
+            off: new_off,
+            targets,
+            rels,
+            self_loops: self.self_loops,
+        }
     }
 }
 
@@ -263,7 +271,10 @@ impl DepGraph {
     /// `v`'s out-edges as `(to, rels)`.
     pub fn out(&self, v: u32) -> impl Iterator<Item = (u32, Rels)> + '_ {
         let r = self.range(v);
-        self.targets[r.clone()].iter().copied().zip(self.rels[r].iter().copied())
+        self.targets[r.clone()]
+            .iter()
+            .copied()
+            .zip(self.rels[r].iter().copied())
     }
 
     /// The relations on `a → b` ([`Rels::NONE`] when there is no edge).

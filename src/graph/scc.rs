@@ -184,8 +184,10 @@ pub fn topological_order_in(g: &DepGraph, mask: Rels) -> Result<Vec<u32>, Vec<u3
             indeg[b as usize] += 1;
         }
     }
-    let mut ready: BinaryHeap<Reverse<u32>> =
-        (0..n as u32).filter(|&v| indeg[v as usize] == 0).map(Reverse).collect();
+    let mut ready: BinaryHeap<Reverse<u32>> = (0..n as u32)
+        .filter(|&v| indeg[v as usize] == 0)
+        .map(Reverse)
+        .collect();
     let mut order = Vec::with_capacity(n);
     while let Some(Reverse(v)) = ready.pop() {
         order.push(v);
@@ -309,6 +311,9 @@ mod tests {
         );
         assert_eq!(topological_order(&g), Err(vec![1, 2, 3, 1]));
         // Ignoring rw edges, the graph is acyclic.
-        assert_eq!(topological_order_in(&g, Rels::WW | Rels::WR), Ok(vec![0, 4, 1, 2, 3, 5]));
+        assert_eq!(
+            topological_order_in(&g, Rels::WW | Rels::WR),
+            Ok(vec![0, 4, 1, 2, 3, 5])
+        );
     }
 }

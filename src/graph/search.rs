@@ -58,7 +58,10 @@ impl Cycle {
             .windows(2)
             .map(|w| Some(order.explain(g.edge(w[0], w[1]))).filter(|r| !r.is_empty()))
             .collect::<Option<Vec<_>>>()?;
-        Some(Cycle { txns: txns.to_vec(), steps })
+        Some(Cycle {
+            txns: txns.to_vec(),
+            steps,
+        })
     }
 
     /// Number of steps.
@@ -163,8 +166,11 @@ impl SccView<'_> {
             if c.len() < 2 {
                 return;
             }
-            let mut v: Vec<u32> =
-                c.iter().filter(|&&x| (x as usize) < m).map(|&x| l.verts[x as usize]).collect();
+            let mut v: Vec<u32> = c
+                .iter()
+                .filter(|&&x| (x as usize) < m)
+                .map(|&x| l.verts[x as usize])
+                .collect();
             if v.is_empty() {
                 return;
             }
@@ -215,7 +221,12 @@ pub struct SearchLimits {
 
 impl Default for SearchLimits {
     fn default() -> Self {
-        SearchLimits { deadline: None, scc_timeout: None, class_budget: 200_000_000, threads: 2 }
+        SearchLimits {
+            deadline: None,
+            scc_timeout: None,
+            class_budget: 200_000_000,
+            threads: 2,
+        }
     }
 }
 
@@ -238,7 +249,10 @@ impl SearchPlan {
                 classes.push(c);
             }
         }
-        SearchPlan { classes, order: ExplainOrder::default() }
+        SearchPlan {
+            classes,
+            order: ExplainOrder::default(),
+        }
     }
 }
 
@@ -271,7 +285,10 @@ impl SearchResult {
 
     /// Classes whose search hit a bound, one per timed-out component.
     pub fn timed_out(&self) -> Vec<CycleClass> {
-        self.sccs.iter().filter_map(|s| s.timeout.as_ref().map(|t| t.class)).collect()
+        self.sccs
+            .iter()
+            .filter_map(|s| s.timeout.as_ref().map(|t| t.class))
+            .collect()
     }
 }
 
@@ -319,7 +336,9 @@ pub fn search(
         out = done.into_inner().unwrap_or_default();
         out.sort_unstable_by_key(|(i, _)| *i);
     }
-    SearchResult { sccs: out.into_iter().map(|(_, r)| r).collect() }
+    SearchResult {
+        sccs: out.into_iter().map(|(_, r)| r).collect(),
+    }
 }
 
 /// Per-thread buffers sized to the whole graph.
@@ -329,7 +348,9 @@ struct Scratch {
 
 impl Scratch {
     fn new(n: usize) -> Self {
-        Scratch { local_of: vec![NONE; n] }
+        Scratch {
+            local_of: vec![NONE; n],
+        }
     }
 }
 
@@ -365,7 +386,13 @@ fn build_local(g: &DepGraph, members: &[u32], order: &ExplainOrder, s: &mut Scra
     for &v in members {
         s.local_of[v as usize] = NONE;
     }
-    Local { verts: members.to_vec(), off, tgt, raw, ty }
+    Local {
+        verts: members.to_vec(),
+        off,
+        tgt,
+        raw,
+        ty,
+    }
 }
 
 struct LocalRaw<'a> {
@@ -417,7 +444,11 @@ impl Succ for Extension<'_> {
         if (v as usize) < m {
             // Cursor runs over the edges twice: plain targets, then primed.
             while *cur < e + (e - s) {
-                let (i, primed) = if *cur < e { (*cur, false) } else { (*cur - (e - s), true) };
+                let (i, primed) = if *cur < e {
+                    (*cur, false)
+                } else {
+                    (*cur - (e - s), true)
+                };
                 *cur += 1;
                 if self.l.raw[i].intersects(self.a) {
                     let y = self.l.tgt[i];
@@ -497,18 +528,31 @@ fn search_scc(
         if class.needs_predicates() {
             continue;
         }
-        let mut budget = Budget { left: limits.class_budget, deadline, ticks: 0, cut: false };
-        match search_class(&local, class, &mut budget) {
+        let mut budget = Budget {
+            left: limits.class_budget,
+            deadline,
+            ticks: 0,
+            cut: false,
+        };
+        let res = search_class(&local, class, &mut budget);
+        match res {
             Outcome::Found(c, shortest) => {
                 skip.extend(hooks.implied(class));
-                report.cycles.push(FoundCycle { class, cycle: c, shortest });
+                report.cycles.push(FoundCycle {
+                    class,
+                    cycle: c,
+                    shortest,
+                });
             }
             Outcome::None => {}
             Outcome::Cut => {
                 let found: Vec<CycleClass> = report.cycles.iter().map(|c| c.class).collect();
                 let n = report.searched.len() - 1;
-                let does_not_contain =
-                    report.searched[..n].iter().copied().filter(|c| !found.contains(c)).collect();
+                let does_not_contain = report.searched[..n]
+                    .iter()
+                    .copied()
+                    .filter(|c| !found.contains(c))
+                    .collect();
                 let fallback = fallback_cycle(g, &plan.order, members);
                 report.timeout = Some(Timeout {
                     class,
@@ -527,7 +571,10 @@ fn search_scc(
 /// A shortest cycle through the component's smallest member, any relations.
 fn fallback_cycle(g: &DepGraph, order: &ExplainOrder, members: &[u32]) -> Cycle {
     let txns = shortest_cycle_through(g, Rels::ANY, members, members[0]);
-    Cycle::from_txns(g, order, &txns).unwrap_or(Cycle { txns, steps: Vec::new() })
+    Cycle::from_txns(g, order, &txns).unwrap_or(Cycle {
+        txns,
+        steps: Vec::new(),
+    })
 }
 
 enum Outcome {
@@ -615,7 +662,12 @@ fn class_graph(l: &Local, allowed: Rels) -> ClassGraph {
     let mut t = Tarjan::new(m);
     let mut sizes: Vec<u32> = Vec::new();
     for v in 0..m as u32 {
-        t.run(&ClassSucc { cg: &all }, v, &mut |c: &[u32]| sizes.push(c.len() as u32), &mut |_| false);
+        t.run(
+            &ClassSucc { cg: &all },
+            v,
+            &mut |c: &[u32]| sizes.push(c.len() as u32),
+            &mut |_| false,
+        );
     }
     let sub = |x: u32| -> u32 {
         let c = t.comp[x as usize];
@@ -652,7 +704,10 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
         count[t as usize] += 1;
     }
     let required = class.required();
-    if required.iter().any(|r| count[r.0.trailing_zeros() as usize] == 0) {
+    if required
+        .iter()
+        .any(|r| count[r.0.trailing_zeros() as usize] == 0)
+    {
         return Outcome::None;
     }
     let anchor = match (class.base, required.get(1)) {
@@ -669,6 +724,10 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
     };
     let a_ix = anchor.0.trailing_zeros() as u8;
     let auto = Automaton::new(class, anchor);
+    if (m as u64) * (auto.states() as u64) >= u64::from(NONE) {
+        // Product ids are u32; a component this large is beyond any budget.
+        return Outcome::Cut;
+    }
     // Anchor edges (tail u → head v), grouped by head.
     let mut anchors: Vec<(u32, u32)> = Vec::new();
     for u in 0..m {
@@ -691,7 +750,8 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
     // The best cycle so far: its head and its path from the head to the
     // anchor tail, as (vertex, step relation); the anchor step closes it.
     let mut best: Option<(u32, Vec<(u32, u8)>)> = None;
-    let cycle_len = |b: &Option<(u32, Vec<(u32, u8)>)>| b.as_ref().map_or(usize::MAX, |p| p.1.len() + 1);
+    let cycle_len =
+        |b: &Option<(u32, Vec<(u32, u8)>)>| b.as_ref().map_or(usize::MAX, |p| p.1.len() + 1);
     let mut detours: Vec<(usize, u32)> = Vec::new(); // (walk length, head)
     let mut cut = false;
     let min_len = class.min_len();
@@ -767,7 +827,10 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
 /// makes the choice among several such steps deterministic).
 fn rotate_to_anchor(c: Cycle, anchor: Rels) -> Cycle {
     let n = c.steps.len();
-    let Some(k) = (0..n).filter(|&i| c.steps[i] == anchor).min_by_key(|&i| c.txns[i]) else {
+    let Some(k) = (0..n)
+        .filter(|&i| c.steps[i] == anchor)
+        .min_by_key(|&i| c.txns[i])
+    else {
         return c;
     };
     let mut txns: Vec<u32> = (0..n).map(|i| c.txns[(k + i) % n]).collect();
@@ -849,11 +912,21 @@ fn feasible_heads(
     }
     // Bit-parallel reachability over the condensation, 64 heads at a time,
     // visiting components in topological order (descending emission index).
+    // Heads are grouped by rank, and a chunk never propagates below its
+    // lowest target rank: anomalies are usually local in history order, so
+    // each chunk touches a narrow window of the graph.
+    pending.sort_unstable_by_key(|p| p.1);
     let comps = starts.len() - 1;
     let mut mask = vec![0u64; comps];
     let mut heap = std::collections::BinaryHeap::new();
     let mut touched: Vec<u32> = Vec::new();
     for chunk in pending.chunks(64) {
+        let lo = chunk
+            .iter()
+            .flat_map(|p| p.2.iter())
+            .copied()
+            .min()
+            .unwrap_or(0);
         for (bit, (_, src, _)) in chunk.iter().enumerate() {
             if mask[*src as usize] == 0 {
                 heap.push(*src);
@@ -872,7 +945,7 @@ fn feasible_heads(
                 let mut cur = p.start(node);
                 while let Some(w) = p.next(node, &mut cur) {
                     let d = t.comp[w as usize];
-                    if d != c && (mask[d as usize] | bits) != mask[d as usize] {
+                    if d != c && d >= lo && (mask[d as usize] | bits) != mask[d as usize] {
                         if mask[d as usize] == 0 {
                             touched.push(d);
                         }
@@ -908,6 +981,9 @@ enum BfsResult {
     None,
     Cut,
 }
+
+/// Levels a BFS explores past a closure that repeats a vertex.
+const EXTRA_LEVELS: usize = 2;
 
 struct Bfs {
     stamp: Vec<u32>,
@@ -956,6 +1032,13 @@ impl Bfs {
         while level_start < self.queue.len() {
             // Entries at `depth` reach depth+1; a closure there has depth+2 steps.
             if depth + 2 >= bound {
+                break;
+            }
+            // After a closure that repeats a vertex, look a little further
+            // for a simple one; beyond that the exact DFS takes over (the
+            // walk is usually two cycles of other classes glued together,
+            // and the whole product may hold no simple closure at all).
+            if nonsimple.is_some_and(|n| depth + 2 > n + EXTRA_LEVELS) {
                 break;
             }
             let level_end = self.queue.len();
@@ -1060,7 +1143,13 @@ impl Dfs {
                 fill[y] += 1;
             }
         }
-        Dfs { roff, rsrc, dist: vec![u32::MAX; m], on_path: vec![false; m], is_tail: vec![false; m] }
+        Dfs {
+            roff,
+            rsrc,
+            dist: vec![u32::MAX; m],
+            on_path: vec![false; m],
+            is_tail: vec![false; m],
+        }
     }
 
     /// The shortest simple cycle through head `v` with `from..bound` steps:

@@ -79,7 +79,10 @@ pub(crate) struct Svg {
 
 impl Svg {
     pub(crate) fn new() -> Self {
-        Svg { body: String::new(), defs: String::new() }
+        Svg {
+            body: String::new(),
+            defs: String::new(),
+        }
     }
 
     /// Appends raw markup to `<defs>`.
@@ -174,7 +177,12 @@ impl TxnBox {
     /// are in `highlight` are drawn bold and always listed.
     pub(crate) fn new(h: &History, t: TxnId, name: &str, highlight: &[usize]) -> TxnBox {
         let txn = &h.txns[t as usize];
-        let title = format!("{name}  op {} · p{} · {}", txn.index, txn.process, txn.outcome.name());
+        let title = format!(
+            "{name}  op {} · p{} · {}",
+            txn.index,
+            txn.process,
+            txn.outcome.name()
+        );
         let mops = h.mops(t);
         let mut shown: Vec<bool> = vec![false; mops.len()];
         let mut budget = BOX_MAX_MOPS;
@@ -204,7 +212,10 @@ impl TxnBox {
                 lines.push((format!("… {skipped} more"), false));
                 skipped = 0;
             }
-            lines.push((clip(&js::mop_edn(h, m), BOX_MAX_CHARS), highlight.contains(&i)));
+            lines.push((
+                clip(&js::mop_edn(h, m), BOX_MAX_CHARS),
+                highlight.contains(&i),
+            ));
         }
         if skipped > 0 {
             lines.push((format!("… {skipped} more"), false));
@@ -251,7 +262,13 @@ impl TxnBox {
         );
         let tx = x + BOX_PAD;
         let mut ty = y + BOX_PAD * 0.5 + BOX_FONT;
-        svg.text(tx, ty, BOX_FONT, &self.title, r#"font-weight="bold" fill="#212121""#);
+        svg.text(
+            tx,
+            ty,
+            BOX_FONT,
+            &self.title,
+            r##"font-weight="bold" fill="#212121""##,
+        );
         ty += BOX_PAD * 0.5;
         for (line, hi) in &self.lines {
             ty += BOX_LINE;
@@ -279,7 +296,8 @@ mod tests {
     #[test]
     fn numbers_have_at_most_one_decimal() {
         assert_eq!(num(3.0), "3");
-        assert_eq!(num(3.14159), "3.1");
+        assert_eq!(num(2.04), "2");
+        assert_eq!(num(2.25), "2.3");
         assert_eq!(num(-0.04), "0");
     }
 

@@ -1,10 +1,11 @@
 //! `isolde run TARGET [options]`: arguments and the command itself.
 
+use super::client::parse_session_var;
 use super::client::Target;
 use super::driver::{self, Plan};
 use super::exec::ExecTarget;
 use super::generator::{GenOptions, Generator};
-use super::mysql::{parse_session_var, MyLevel, MyTarget};
+use super::mysql::{MyLevel, MyTarget};
 use super::postgres::{PgLevel, PgTarget};
 use super::progress::{Counts, Progress};
 use super::recorder::{Clock, Recorder};
@@ -32,7 +33,12 @@ pub enum TargetArgs {
     /// Checked by default against the model named by -i.
     Sim {
         /// Isolation level to implement.
-        #[arg(short = 'i', long = "isolation", value_enum, default_value = "serializable")]
+        #[arg(
+            short = 'i',
+            long = "isolation",
+            value_enum,
+            default_value = "serializable"
+        )]
         isolation: SimLevel,
         /// A deliberate bug: lost-update (stale write-back), non-atomic
         /// (commits visible one key at a time), aborted-read (aborted writes leak).
@@ -59,8 +65,17 @@ pub enum TargetArgs {
         /// e.g. postgres://postgres@127.0.0.1:5432/test
         #[arg(long)]
         url: String,
-        #[arg(short = 'i', long = "isolation", value_enum, default_value = "serializable")]
+        #[arg(
+            short = 'i',
+            long = "isolation",
+            value_enum,
+            default_value = "serializable"
+        )]
         isolation: PgLevel,
+        /// Setting to apply on every connection, NAME=VALUE (repeatable),
+        /// e.g. deadlock_timeout=50ms (some need a superuser).
+        #[arg(long = "session-var", value_name = "NAME=VALUE", value_parser = parse_session_var)]
+        session_vars: Vec<(String, String)>,
         #[command(flatten)]
         common: CommonArgs,
     },
@@ -69,7 +84,12 @@ pub enum TargetArgs {
         /// e.g. mysql://root@127.0.0.1:3306/test
         #[arg(long)]
         url: String,
-        #[arg(short = 'i', long = "isolation", value_enum, default_value = "serializable")]
+        #[arg(
+            short = 'i',
+            long = "isolation",
+            value_enum,
+            default_value = "serializable"
+        )]
         isolation: MyLevel,
         /// Session variable to set on every connection, NAME=VALUE (repeatable),
         /// e.g. innodb_snapshot_isolation=ON.
@@ -203,7 +223,9 @@ fn secs(name: &str, s: f64) -> Result<Duration, RunError> {
     if s.is_finite() && s > 0.0 {
         Ok(Duration::from_secs_f64(s))
     } else {
-        Err(RunError::Option(format!("{name} must be a positive number of seconds, got {s}")))
+        Err(RunError::Option(format!(
+            "{name} must be a positive number of seconds, got {s}"
+        )))
     }
 }
 
@@ -230,10 +252,15 @@ impl CommonArgs {
         if self.processes == 0 {
             return Err(RunError::Option("--processes must be at least 1".into()));
         }
-        let time_limit = self.time_limit.map(|s| secs("--time-limit", s)).transpose()?;
+        let time_limit = self
+            .time_limit
+            .map(|s| secs("--time-limit", s))
+            .transpose()?;
         if let Some(r) = self.rate {
             if !(r.is_finite() && r > 0.0) {
-                return Err(RunError::Option(format!("--rate must be positive, got {r}")));
+                return Err(RunError::Option(format!(
+                    "--rate must be positive, got {r}"
+                )));
             }
         }
         let fault = match &self.fault {
@@ -242,7 +269,11 @@ impl CommonArgs {
         };
         Ok(Plan {
             processes: self.processes,
-            txns: self.txns.or(if time_limit.is_none() { Some(1000) } else { None }),
+            txns: self.txns.or(if time_limit.is_none() {
+                Some(1000)
+            } else {
+                None
+            }),
             time_limit,
             rate: self.rate,
             fault,
@@ -257,12 +288,17 @@ impl CommonArgs {
                 .collect()
         };
         let models = list(self.consistency_models.as_deref().unwrap_or(default_model));
-        let models = if models.iter().any(|m| m == "none") { vec![] } else { models };
+        let models = if models.iter().any(|m| m == "none") {
+            vec![]
+        } else {
+            models
+        };
         CheckOptions {
             workload: match self.workload {
                 WorkloadKind::ListAppend => Workload::ListAppend,
                 WorkloadKind::RwRegister => Workload::RwRegister,
             },
+            workload_given: true,
             models: Some(models),
             anomalies: list(&self.anomalies),
             cycle_search_timeout_ms: self.cycle_search_timeout,
@@ -350,10 +386,12 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     let rec;
     match &args.target {
         TargetArgs::Sim { isolation, bug, .. } => {
-            if plan.fault.is_some() {
-                return Err(RunError::Option("--fault does not apply to sim".into()).into());
+            if plan.fault.is_some() || plan.rate.is_some() {
+                let msg = "--fault and --rate do not apply to sim (its time is virtual)";
+                return Err(RunError::Option(msg.into()).into());
             }
-            rec = Recorder::create(&path, Clock::Manual(Default::default())).map_err(record_error)?;
+            rec =
+                Recorder::create(&path, Clock::Manual(Default::default())).map_err(record_error)?;
             let cfg = SimRun {
                 level: *isolation,
                 bug: *bug,
@@ -361,7 +399,13 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                 txns: plan.txns,
                 time_limit: plan.time_limit,
             };
-            run_sim(&cfg, &mut Generator::new(gen_opts), &rec, &progress, &driver::interrupted);
+            run_sim(
+                &cfg,
+                &mut Generator::new(gen_opts),
+                &rec,
+                &progress,
+                &driver::interrupted,
+            );
         }
         target => {
             let mut temp_db = None;
@@ -374,11 +418,26 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         temp_db = Some(f.clone());
                         f
                     });
-                    Box::new(SqliteTarget::new(file, *begin, *journal, common.workload, &id))
+                    Box::new(SqliteTarget::new(
+                        file,
+                        *begin,
+                        *journal,
+                        common.workload,
+                        &id,
+                    ))
                 }
-                TargetArgs::Postgres { url, isolation, .. } => {
-                    Box::new(PgTarget::new(url, *isolation, common.workload, &id)?)
-                }
+                TargetArgs::Postgres {
+                    url,
+                    isolation,
+                    session_vars,
+                    ..
+                } => Box::new(PgTarget::new(
+                    url,
+                    *isolation,
+                    session_vars.clone(),
+                    common.workload,
+                    &id,
+                )?),
                 TargetArgs::Mysql {
                     url,
                     isolation,
@@ -408,7 +467,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                 message: format!("{e:#}"),
             })?;
             rec = Recorder::create(&path, Clock::Real(Instant::now())).map_err(record_error)?;
-            let stats = driver::run_threaded(t.as_ref(), &plan, Generator::new(gen_opts), &rec, &progress);
+            let stats =
+                driver::run_threaded(t.as_ref(), &plan, Generator::new(gen_opts), &rec, &progress);
             faults = stats.faults.ran;
             warnings = stats.warnings;
             if let Err(e) = t.teardown() {
@@ -492,7 +552,10 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     if common.verbose {
         let mut json = report.json.clone();
         if let serde_json::Value::Object(m) = &mut json {
-            m.insert("file".into(), serde_json::json!(r.path.display().to_string()));
+            m.insert(
+                "file".into(),
+                serde_json::json!(r.path.display().to_string()),
+            );
         }
         writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
     } else {

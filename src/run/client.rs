@@ -63,3 +63,22 @@ pub fn table_name(workload: WorkloadKind, run_id: &str) -> String {
     };
     format!("isolde_{w}_{run_id}")
 }
+
+/// Parses `NAME=VALUE` for `--session-var`. Names and values must be plain
+/// words: MySQL's SET cannot bind a variable name, so they are spliced in.
+pub fn parse_session_var(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--session-var {s:?}: expected NAME=VALUE"))?;
+    let word = |x: &str, dots: bool| {
+        !x.is_empty()
+            && x.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || (dots && (c == '.' || c == '-')))
+    };
+    if !word(name, false) || !word(value, true) {
+        return Err(format!(
+            "--session-var {s:?}: name and value must be letters, digits and _ (value also . and -)"
+        ));
+    }
+    Ok((name.to_string(), value.to_string()))
+}

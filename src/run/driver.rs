@@ -75,7 +75,11 @@ struct Shared<'a> {
 
 impl Shared<'_> {
     fn should_stop(&self) -> bool {
-        interrupted() || self.plan.time_limit.is_some_and(|l| self.started.elapsed() >= l)
+        interrupted()
+            || self
+                .plan
+                .time_limit
+                .is_some_and(|l| self.started.elapsed() >= l)
     }
 
     /// Sleeps up to `d`, waking early when the run is stopping.
@@ -107,7 +111,8 @@ impl Shared<'_> {
             Completion::Fail(e) => (Outcome::Fail, txn.clone(), Some(e)),
             Completion::Info(e) => (Outcome::Info, txn.clone(), Some(e)),
         };
-        self.rec.complete(process, outcome, &value, error.as_deref());
+        self.rec
+            .complete(process, outcome, &value, error.as_deref());
         self.progress.completed(outcome);
         outcome
     }
@@ -148,7 +153,9 @@ impl Shared<'_> {
                     return;
                 }
             }
-            let Some((txn, slot)) = self.next_txn() else { return };
+            let Some((txn, slot)) = self.next_txn() else {
+                return;
+            };
             if let Some(rate) = self.plan.rate {
                 let due = self.started + Duration::from_secs_f64(slot as f64 / rate);
                 if let Some(wait) = due.checked_duration_since(Instant::now()) {
@@ -243,6 +250,9 @@ pub fn run_threaded(
     shared.final_read();
     DriverStats {
         faults,
-        warnings: shared.warnings.into_inner().unwrap_or_else(|p| p.into_inner()),
+        warnings: shared
+            .warnings
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner()),
     }
 }

@@ -25,7 +25,12 @@ pub struct ExecTarget {
 }
 
 impl ExecTarget {
-    pub fn new(command: Vec<String>, workload: WorkloadKind, run_id: &str, timeout: Duration) -> Self {
+    pub fn new(
+        command: Vec<String>,
+        workload: WorkloadKind,
+        run_id: &str,
+        timeout: Duration,
+    ) -> Self {
         ExecTarget {
             command,
             workload,
@@ -35,10 +40,9 @@ impl ExecTarget {
     }
 
     fn spawn(&self, worker: u32) -> anyhow::Result<Child> {
-        let (prog, args) = self
-            .command
-            .split_first()
-            .ok_or_else(|| anyhow::anyhow!("exec: no command given (isolde run exec -- CMD ARGS...)"))?;
+        let (prog, args) = self.command.split_first().ok_or_else(|| {
+            anyhow::anyhow!("exec: no command given (isolde run exec -- CMD ARGS...)")
+        })?;
         let workload = match self.workload {
             WorkloadKind::ListAppend => "list-append",
             WorkloadKind::RwRegister => "rw-register",
@@ -69,7 +73,10 @@ impl Target for ExecTarget {
         drop(child.stdin.take());
         let status = child.wait()?;
         if !status.success() {
-            anyhow::bail!("exec: {:?} exited with {status} on an empty input", self.command.join(" "));
+            anyhow::bail!(
+                "exec: {:?} exited with {status} on an empty input",
+                self.command.join(" ")
+            );
         }
         Ok(())
     }
@@ -120,7 +127,11 @@ impl Drop for ExecClient {
 impl Client for ExecClient {
     fn execute(&mut self, txn: &[Mop]) -> Completion {
         let request = request_line(txn) + "\n";
-        if let Err(e) = self.stdin.write_all(request.as_bytes()).and_then(|_| self.stdin.flush()) {
+        if let Err(e) = self
+            .stdin
+            .write_all(request.as_bytes())
+            .and_then(|_| self.stdin.flush())
+        {
             return Completion::Info(format!("exec: cannot write to the client: {e}"));
         }
         match self.lines.recv_timeout(self.timeout) {
@@ -129,7 +140,9 @@ impl Client for ExecClient {
             Err(RecvTimeoutError::Timeout) => {
                 Completion::Info(format!("exec: no reply within {:?}", self.timeout))
             }
-            Err(RecvTimeoutError::Disconnected) => Completion::Info("exec: the client exited".into()),
+            Err(RecvTimeoutError::Disconnected) => {
+                Completion::Info("exec: the client exited".into())
+            }
         }
     }
 }
@@ -156,7 +169,11 @@ pub fn parse_reply(line: &str, sent: &[Mop], workload: WorkloadKind) -> Completi
         return bad("an ok reply needs \"value\": an array of micro-ops".into());
     };
     if values.len() != sent.len() {
-        return bad(format!("{} micro-ops sent, {} returned", sent.len(), values.len()));
+        return bad(format!(
+            "{} micro-ops sent, {} returned",
+            sent.len(),
+            values.len()
+        ));
     }
     let mut done = Vec::with_capacity(sent.len());
     for (i, (got, want)) in values.iter().zip(sent).enumerate() {
@@ -171,9 +188,14 @@ pub fn parse_reply(line: &str, sent: &[Mop], workload: WorkloadKind) -> Completi
 /// Checks that a returned micro-op is the one sent (same function, key and
 /// written value) and decodes what a read returned.
 fn check_mop(got: &Json, want: &Mop, workload: WorkloadKind) -> Result<Mop, String> {
-    let arr = got.as_array().filter(|a| a.len() == 3).ok_or("expected [f, key, value]")?;
+    let arr = got
+        .as_array()
+        .filter(|a| a.len() == 3)
+        .ok_or("expected [f, key, value]")?;
     let f = arr[0].as_str().ok_or("f must be a string")?;
-    let k = arr[1].as_u64().ok_or("key must be a non-negative integer")?;
+    let k = arr[1]
+        .as_u64()
+        .ok_or("key must be a non-negative integer")?;
     if k != want.key() {
         return Err(format!("key {k} returned for key {}", want.key()));
     }
@@ -189,17 +211,27 @@ fn check_mop(got: &Json, want: &Mop, workload: WorkloadKind) -> Result<Mop, Stri
                 (Json::Null, _) => None,
                 (Json::Array(xs), WorkloadKind::ListAppend) => Some(ReadValue::List(
                     xs.iter()
-                        .map(|x| x.as_i64().ok_or_else(|| format!("list element {x} is not an integer")))
+                        .map(|x| {
+                            x.as_i64()
+                                .ok_or_else(|| format!("list element {x} is not an integer"))
+                        })
                         .collect::<Result<Vec<_>, _>>()?,
                 )),
-                (Json::Number(n), WorkloadKind::RwRegister) => {
-                    Some(ReadValue::Int(n.as_i64().ok_or("register value must be an integer")?))
+                (Json::Number(n), WorkloadKind::RwRegister) => Some(ReadValue::Int(
+                    n.as_i64().ok_or("register value must be an integer")?,
+                )),
+                (other, _) => {
+                    return Err(format!(
+                        "read returned {other}, not a value of this workload"
+                    ))
                 }
-                (other, _) => return Err(format!("read returned {other}, not a value of this workload")),
             };
             Ok(Mop::Read(k, value))
         }
-        _ => Err(format!("function {f:?} returned for {}", txn_json(std::slice::from_ref(want)))),
+        _ => Err(format!(
+            "function {f:?} returned for {}",
+            txn_json(std::slice::from_ref(want))
+        )),
     }
 }
 

@@ -64,10 +64,16 @@ impl GenOptions {
             return Err("--max-writes-per-key must be at least 1".into());
         }
         if !(0.0..=1.0).contains(&self.read_ratio) {
-            return Err(format!("--read-ratio must be in [0, 1], got {}", self.read_ratio));
+            return Err(format!(
+                "--read-ratio must be in [0, 1], got {}",
+                self.read_ratio
+            ));
         }
         if !(0.0..=1.0).contains(&self.duplicates) {
-            return Err(format!("--duplicates must be in [0, 1], got {}", self.duplicates));
+            return Err(format!(
+                "--duplicates must be in [0, 1], got {}",
+                self.duplicates
+            ));
         }
         if self.value_domain == 0 {
             return Err("--value-domain must be at least 1".into());

@@ -1,5 +1,6 @@
 //! `isolde run mysql`: MySQL 8 and MariaDB through the `mysql` crate (no TLS).
 
+pub use super::client::parse_session_var;
 use super::client::{list_read, table_name, Client, Completion, Target};
 use super::{Mop, ReadValue, Txn, WorkloadKind};
 use crate::history::Outcome;
@@ -55,25 +56,6 @@ pub fn classify(code: Option<u16>, rolled_back: bool) -> Outcome {
     }
 }
 
-/// Parses `NAME=VALUE` for `--session-var`. Names and values are checked to
-/// be plain words, because SET cannot bind a variable name.
-pub fn parse_session_var(s: &str) -> Result<(String, String), String> {
-    let (name, value) = s
-        .split_once('=')
-        .ok_or_else(|| format!("--session-var {s:?}: expected NAME=VALUE"))?;
-    let word = |x: &str, dots: bool| {
-        !x.is_empty()
-            && x.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || (dots && (c == '.' || c == '-')))
-    };
-    if !word(name, false) || !word(value, true) {
-        return Err(format!(
-            "--session-var {s:?}: name and value must be letters, digits and _ (value also . and -)"
-        ));
-    }
-    Ok((name.to_string(), value.to_string()))
-}
-
 pub struct MyTarget {
     opts: Opts,
     level: MyLevel,
@@ -90,7 +72,8 @@ impl MyTarget {
         workload: WorkloadKind,
         run_id: &str,
     ) -> anyhow::Result<Self> {
-        let opts = Opts::from_url(url).map_err(|e| anyhow::anyhow!("bad MySQL URL {url:?}: {e}"))?;
+        let opts =
+            Opts::from_url(url).map_err(|e| anyhow::anyhow!("bad MySQL URL {url:?}: {e}"))?;
         let opts: Opts = OptsBuilder::from_opts(opts)
             .tcp_connect_timeout(Some(Duration::from_secs(5)))
             .into();
@@ -125,7 +108,10 @@ impl Target for MyTarget {
 
     fn connect(&self, _worker: u32) -> anyhow::Result<Box<dyn Client>> {
         let mut conn = Conn::new(self.opts.clone())?;
-        conn.query_drop(format!("SET SESSION TRANSACTION ISOLATION LEVEL {}", self.level.sql()))?;
+        conn.query_drop(format!(
+            "SET SESSION TRANSACTION ISOLATION LEVEL {}",
+            self.level.sql()
+        ))?;
         for (name, value) in &self.session_vars {
             conn.query_drop(format!("SET SESSION {name} = {value}"))?;
         }
@@ -182,18 +168,21 @@ impl MyClient {
                 Mop::Read(k, _) => {
                     let value = match self.workload {
                         WorkloadKind::ListAppend => {
-                            let cell: Option<String> = self.conn.exec_first(&self.read, (*k as i64,))?;
+                            let cell: Option<String> =
+                                self.conn.exec_first(&self.read, (*k as i64,))?;
                             list_read(cell).map_err(Failure::Data)?
                         }
                         WorkloadKind::RwRegister => {
-                            let cell: Option<i64> = self.conn.exec_first(&self.read, (*k as i64,))?;
+                            let cell: Option<i64> =
+                                self.conn.exec_first(&self.read, (*k as i64,))?;
                             cell.map(ReadValue::Int)
                         }
                     };
                     done.push(Mop::Read(*k, value));
                 }
                 Mop::Append(k, v) => {
-                    self.conn.exec_drop(&self.write, (*k as i64, v.to_string()))?;
+                    self.conn
+                        .exec_drop(&self.write, (*k as i64, v.to_string()))?;
                     done.push(m.clone());
                 }
                 Mop::Write(k, v) => {

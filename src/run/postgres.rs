@@ -49,12 +49,20 @@ pub fn classify(sqlstate: Option<&str>) -> Outcome {
 pub struct PgTarget {
     config: Config,
     level: PgLevel,
+    /// Set on every connection with `set_config` (bound parameters).
+    session_vars: Vec<(String, String)>,
     workload: WorkloadKind,
     table: String,
 }
 
 impl PgTarget {
-    pub fn new(url: &str, level: PgLevel, workload: WorkloadKind, run_id: &str) -> anyhow::Result<Self> {
+    pub fn new(
+        url: &str,
+        level: PgLevel,
+        session_vars: Vec<(String, String)>,
+        workload: WorkloadKind,
+        run_id: &str,
+    ) -> anyhow::Result<Self> {
         let mut config: Config = url
             .parse()
             .map_err(|e| anyhow::anyhow!("bad PostgreSQL URL {url:?}: {e}"))?;
@@ -67,6 +75,7 @@ impl PgTarget {
         Ok(PgTarget {
             config,
             level,
+            session_vars,
             workload,
             table: table_name(workload, run_id),
         })
@@ -93,6 +102,9 @@ impl Target for PgTarget {
 
     fn connect(&self, _worker: u32) -> anyhow::Result<Box<dyn Client>> {
         let mut conn = self.config.connect(NoTls)?;
+        for (name, value) in &self.session_vars {
+            conn.execute("SELECT set_config($1, $2, false)", &[name, value])?;
+        }
         let t = &self.table;
         let write = match self.workload {
             WorkloadKind::ListAppend => format!(
@@ -145,7 +157,11 @@ impl From<postgres::Error> for Failure {
 impl PgClient {
     fn attempt(&mut self, txn: &[Mop]) -> Result<Txn, Failure> {
         // Dropping the transaction on an error rolls it back.
-        let mut tx = self.conn.build_transaction().isolation_level(self.level).start()?;
+        let mut tx = self
+            .conn
+            .build_transaction()
+            .isolation_level(self.level)
+            .start()?;
         let mut done = Vec::with_capacity(txn.len());
         for m in txn {
             match m {

@@ -54,9 +54,9 @@ impl Progress {
                 None => ProgressBar::new_spinner(),
             };
             let template = if total.is_some() {
-                "{elapsed_precise} [{bar:30}] {pos}/{len} txns {per_sec} {msg}"
+                "{elapsed_precise} [{bar:30}] {pos}/{len} txns {msg}"
             } else {
-                "{elapsed_precise} {spinner} {pos} txns {per_sec} {msg}"
+                "{elapsed_precise} {spinner} {pos} txns {msg}"
             };
             if let Ok(style) = ProgressStyle::with_template(template) {
                 bar.set_style(style.progress_chars("=> "));
@@ -64,8 +64,13 @@ impl Progress {
             let (c, d, b) = (counters.clone(), done.clone(), bar.clone());
             let handle = std::thread::spawn(move || loop {
                 let n = c.snapshot();
-                b.set_position(n.ok + n.fail + n.info);
-                b.set_message(format!("ok {} fail {} info {}", n.ok, n.fail, n.info));
+                let done = n.ok + n.fail + n.info;
+                let rate = done as f64 / b.elapsed().as_secs_f64().max(1e-3);
+                b.set_position(done);
+                b.set_message(format!(
+                    "{rate:.0}/s  ok {} fail {} info {}",
+                    n.ok, n.fail, n.info
+                ));
                 if d.load(Ordering::Relaxed) {
                     break;
                 }

@@ -85,11 +85,23 @@ impl Recorder {
 
     /// Records an invocation (reads carry `null`); returns its index.
     pub fn invoke(&self, process: i64, txn: &[Mop]) -> u64 {
-        self.line(Process::Client(process), "invoke", "txn", &txn_json(txn), None)
+        self.line(
+            Process::Client(process),
+            "invoke",
+            "txn",
+            &txn_json(txn),
+            None,
+        )
     }
 
     /// Records a completion.
-    pub fn complete(&self, process: i64, outcome: Outcome, txn: &[Mop], error: Option<&str>) -> u64 {
+    pub fn complete(
+        &self,
+        process: i64,
+        outcome: Outcome,
+        txn: &[Mop],
+        error: Option<&str>,
+    ) -> u64 {
         self.line(
             Process::Client(process),
             outcome.name(),
@@ -106,7 +118,14 @@ impl Recorder {
         self.line(Process::Nemesis, "info", "fault", &value, error)
     }
 
-    fn line(&self, process: Process, typ: &str, f: &str, value_json: &str, error: Option<&str>) -> u64 {
+    fn line(
+        &self,
+        process: Process,
+        typ: &str,
+        f: &str,
+        value_json: &str,
+        error: Option<&str>,
+    ) -> u64 {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let index = inner.next_index;
         inner.next_index += 1;
@@ -151,6 +170,9 @@ impl Recorder {
 
     /// How many lines were written.
     pub fn lines(&self) -> u64 {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).next_index
+        self.inner
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .next_index
     }
 }

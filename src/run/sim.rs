@@ -2,7 +2,8 @@
 //! isolation levels the textbook way, driven by a deterministic scheduler.
 //!
 //! - strict-serializable: strict two-phase locking (shared locks for reads,
-//!   exclusive for writes, held to commit; wait-die prevents deadlock).
+//!   exclusive for writes, held to commit; a transaction that would close a
+//!   cycle of waits is aborted as the deadlock victim, as databases do).
 //! - serializable: the same, except that read-only transactions read a
 //!   snapshot up to [`STALE_LAG`] commits old: still a prefix of the commit
 //!   order, so serializable, but not strict.
@@ -98,6 +99,12 @@ struct Db {
     locks: FxHashMap<Key, LockState>,
     /// Uncommitted value of each key's exclusive holder.
     dirty: FxHashMap<Key, Stored>,
+    /// Waits-for graph: a blocked transaction's age → the holders it waits for.
+    waits: FxHashMap<u64, Vec<u64>>,
+    /// `non-atomic` bug: keys a commit in progress has yet to install; they
+    /// count as written for first-committer-wins, so that the bug only
+    /// affects visibility.
+    pending: FxHashMap<Key, u64>,
 }
 
 enum Lock {
@@ -108,7 +115,10 @@ enum Lock {
 
 impl Db {
     fn latest(&self, k: Key) -> Option<Stored> {
-        self.versions.get(&k).and_then(|v| v.last()).map(|(_, s)| s.clone())
+        self.versions
+            .get(&k)
+            .and_then(|v| v.last())
+            .map(|(_, s)| s.clone())
     }
 
     fn at(&self, k: Key, ts: u64) -> Option<Stored> {
@@ -128,35 +138,40 @@ impl Db {
         self.versions.entry(k).or_default().push((ts, value));
     }
 
-    /// Wait-die: an older requester waits for younger holders; a younger one
-    /// dies, so the waits-for graph never has a cycle.
-    fn lock(&mut self, k: Key, age: u64, exclusive: bool) -> Lock {
+    /// Takes the lock if no other transaction holds a conflicting one;
+    /// otherwise returns the holders in the way.
+    fn lock(&mut self, k: Key, age: u64, exclusive: bool) -> Result<(), Vec<u64>> {
         let st = self.locks.entry(k).or_default();
-        let mut oldest_conflict = u64::MAX;
-        if let Some(w) = st.writer {
-            if w != age {
-                oldest_conflict = w;
-            }
+        let mut conflicts: Vec<u64> = st.writer.filter(|&w| w != age).into_iter().collect();
+        if exclusive {
+            conflicts.extend(st.readers.iter().copied().filter(|&r| r != age));
+        }
+        if !conflicts.is_empty() {
+            return Err(conflicts);
         }
         if exclusive {
-            for &r in &st.readers {
-                if r != age {
-                    oldest_conflict = oldest_conflict.min(r);
+            st.writer = Some(age);
+        } else if st.writer != Some(age) && !st.readers.contains(&age) {
+            st.readers.push(age);
+        }
+        Ok(())
+    }
+
+    /// Would `age` waiting for `holders` close a cycle of waits?
+    fn deadlock(&self, age: u64, holders: &[u64]) -> bool {
+        let mut stack = holders.to_vec();
+        let mut seen = rustc_hash::FxHashSet::default();
+        while let Some(t) = stack.pop() {
+            if t == age {
+                return true;
+            }
+            if seen.insert(t) {
+                if let Some(w) = self.waits.get(&t) {
+                    stack.extend_from_slice(w);
                 }
             }
         }
-        if oldest_conflict == u64::MAX {
-            if exclusive {
-                st.writer = Some(age);
-            } else if st.writer != Some(age) && !st.readers.contains(&age) {
-                st.readers.push(age);
-            }
-            Lock::Granted
-        } else if age < oldest_conflict {
-            Lock::Wait
-        } else {
-            Lock::Die
-        }
+        false
     }
 
     fn unlock_all(&mut self, keys: &[Key], age: u64) {
@@ -177,7 +192,7 @@ impl Db {
 
 /// A transaction in flight (drive it with [`Sim::step`]).
 pub struct SimTxn {
-    /// Begin order, the age for wait-die.
+    /// Begin order: names the transaction in the lock table.
     age: u64,
     invoked: Txn,
     done: Txn,
@@ -251,11 +266,24 @@ impl Sim {
     }
 
     fn lock(&mut self, a: &mut SimTxn, k: Key, exclusive: bool) -> Lock {
-        let r = self.db.lock(k, a.age, exclusive);
-        if matches!(r, Lock::Granted) && !a.held.contains(&k) {
-            a.held.push(k);
+        match self.db.lock(k, a.age, exclusive) {
+            Ok(()) => {
+                self.db.waits.remove(&a.age);
+                if !a.held.contains(&k) {
+                    a.held.push(k);
+                }
+                Lock::Granted
+            }
+            Err(holders) => {
+                if self.db.deadlock(a.age, &holders) {
+                    self.db.waits.remove(&a.age);
+                    Lock::Die
+                } else {
+                    self.db.waits.insert(a.age, holders);
+                    Lock::Wait
+                }
+            }
         }
-        r
     }
 
     fn read_result(&self, s: Option<Stored>) -> Option<ReadValue> {
@@ -270,11 +298,13 @@ impl Sim {
     /// commit once all micro-ops are done.
     pub fn step(&mut self, a: &mut SimTxn) -> Step {
         if let Some(i) = a.installing {
-            // non-atomic bug: one key becomes visible per step.
+            // non-atomic bug: one key becomes visible (and unlocked) per step.
             let k = a.write_order[i];
             self.db.clock += 1;
             let ts = self.db.clock;
             self.db.install(k, ts, a.writes[&k].clone());
+            self.db.pending.remove(&k);
+            self.db.unlock_all(&[k], a.age);
             if i + 1 == a.write_order.len() {
                 return Step::Committed;
             }
@@ -299,7 +329,7 @@ impl Sim {
                             match self.lock(a, k, false) {
                                 Lock::Granted => self.db.latest(k),
                                 Lock::Wait => return Step::Blocked,
-                                Lock::Die => return Step::Aborted("wait-die: younger reader"),
+                                Lock::Die => return Step::Aborted("deadlock victim"),
                             }
                         }
                         SimLevel::StrictSerializable
@@ -323,7 +353,7 @@ impl Sim {
                     match self.lock(a, k, true) {
                         Lock::Granted => self.db.latest(k),
                         Lock::Wait => return Step::Blocked,
-                        Lock::Die => return Step::Aborted("wait-die: younger writer"),
+                        Lock::Die => return Step::Aborted("deadlock victim"),
                     }
                 };
                 let new: Vec<Value> = match mop {
@@ -349,17 +379,28 @@ impl Sim {
     }
 
     fn commit(&mut self, a: &mut SimTxn) -> Step {
-        let checks = self.level == SimLevel::SnapshotIsolation && self.bug != Some(SimBug::LostUpdate);
+        let checks =
+            self.level == SimLevel::SnapshotIsolation && self.bug != Some(SimBug::LostUpdate);
         if checks {
             for k in &a.write_order {
-                if self.db.latest_ts(*k) > a.snapshot {
+                let pending = self.db.pending.get(k).is_some_and(|&t| t != a.age);
+                if pending || self.db.latest_ts(*k) > a.snapshot {
                     return Step::Aborted("first committer wins");
                 }
             }
         }
         if self.bug == Some(SimBug::NonAtomic) && a.write_order.len() > 1 {
-            self.db.unlock_all(&a.held, a.age);
-            a.held.clear();
+            // Read locks go now; each write lock goes when its key is installed.
+            let reads: Vec<Key> = a
+                .held
+                .iter()
+                .copied()
+                .filter(|k| !a.writes.contains_key(k))
+                .collect();
+            self.db.unlock_all(&reads, a.age);
+            for k in &a.write_order {
+                self.db.pending.insert(*k, a.age);
+            }
             a.installing = Some(0);
             return self.step(a);
         }
@@ -378,12 +419,51 @@ impl Sim {
         }
     }
 
+    /// `aborted-read` bug: an aborted transaction's appends and writes land on
+    /// the latest committed state anyway (without its reads' stale bases, so
+    /// that the bug plants dirty reads and nothing else).
+    fn leak(&mut self, a: &SimTxn) {
+        let mut leaked: Vec<(Key, Vec<Value>)> = vec![];
+        for m in &a.done {
+            match *m {
+                Mop::Append(k, v) | Mop::Write(k, v) => {
+                    match leaked.iter_mut().find(|(x, _)| *x == k) {
+                        Some((_, l)) => l.push(v),
+                        None => leaked.push((k, vec![v])),
+                    }
+                }
+                Mop::Read(..) => {}
+            }
+        }
+        if leaked.is_empty() {
+            return;
+        }
+        self.db.clock += 1;
+        let ts = self.db.clock;
+        for (k, vs) in leaked {
+            let new = match self.workload {
+                WorkloadKind::ListAppend => {
+                    let mut l = self
+                        .db
+                        .latest(k)
+                        .map(|b| b.as_ref().clone())
+                        .unwrap_or_default();
+                    l.extend(vs);
+                    l
+                }
+                WorkloadKind::RwRegister => vec![*vs.last().expect("one write at least")],
+            };
+            self.db.install(k, ts, Rc::new(new));
+        }
+    }
+
     /// Ends a transaction: releases its locks; for an abort under the
     /// `aborted-read` bug, installs its writes first.
     pub fn finish(&mut self, a: &SimTxn, committed: bool) {
         if !committed && self.bug == Some(SimBug::AbortedRead) {
-            self.install_all(a);
+            self.leak(a);
         }
+        self.db.waits.remove(&a.age);
         self.db.unlock_all(&a.held, a.age);
     }
 }
@@ -495,5 +575,9 @@ pub fn run_sim(
         None => rec.complete(0, Outcome::Ok, &a.done, None),
         Some(why) => rec.complete(0, Outcome::Fail, &a.invoked, Some(why)),
     };
-    progress.completed(if outcome.is_none() { Outcome::Ok } else { Outcome::Fail });
+    progress.completed(if outcome.is_none() {
+        Outcome::Ok
+    } else {
+        Outcome::Fail
+    });
 }

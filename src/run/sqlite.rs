@@ -31,7 +31,13 @@ pub struct SqliteTarget {
 }
 
 impl SqliteTarget {
-    pub fn new(path: PathBuf, begin: Begin, journal: Journal, workload: WorkloadKind, run_id: &str) -> Self {
+    pub fn new(
+        path: PathBuf,
+        begin: Begin,
+        journal: Journal,
+        workload: WorkloadKind,
+        run_id: &str,
+    ) -> Self {
         SqliteTarget {
             path,
             begin,
@@ -124,7 +130,9 @@ pub fn is_definite_abort(code: ErrorCode) -> bool {
 /// that followed left the connection outside any transaction.
 pub fn classify(e: &rusqlite::Error, rolled_back: bool) -> Outcome {
     match e {
-        rusqlite::Error::SqliteFailure(f, _) if rolled_back && is_definite_abort(f.code) => Outcome::Fail,
+        rusqlite::Error::SqliteFailure(f, _) if rolled_back && is_definite_abort(f.code) => {
+            Outcome::Fail
+        }
         _ => Outcome::Info,
     }
 }
@@ -142,7 +150,11 @@ impl SqliteClient {
                             let cell: Option<String> =
                                 st.query_row([*k as i64], |r| r.get(0)).optional()?;
                             list_read(cell).map_err(|e| {
-                                rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+                                rusqlite::Error::FromSqlConversionFailure(
+                                    0,
+                                    rusqlite::types::Type::Text,
+                                    e.into(),
+                                )
                             })?
                         }
                         WorkloadKind::RwRegister => st

@@ -19,12 +19,18 @@ struct Cli {
 pub fn parse(args: &[&str]) -> RunArgs {
     let mut v = vec!["isolde-run"];
     v.extend_from_slice(args);
-    Cli::try_parse_from(v).unwrap_or_else(|e| panic!("bad test arguments {args:?}: {e}")).run
+    Cli::try_parse_from(v)
+        .unwrap_or_else(|e| panic!("bad test arguments {args:?}: {e}"))
+        .run
 }
 
 /// A fresh path for a history file.
 pub fn temp_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("isolde-test-{}-{}-{name}", std::process::id(), isolde::run::run_id()))
+    std::env::temp_dir().join(format!(
+        "isolde-test-{}-{}-{name}",
+        std::process::id(),
+        isolde::run::run_id()
+    ))
 }
 
 /// Records a run; `args` are the target and its options, `--out` is added.
@@ -44,6 +50,7 @@ pub fn check(path: &std::path::Path, workload: Workload, models: &[&str]) -> Rep
         .unwrap_or_else(|e| panic!("history {} unreadable: {e}", path.display()));
     let opts = CheckOptions {
         workload,
+        workload_given: true,
         models: Some(models.iter().map(|s| s.to_string()).collect()),
         ..Default::default()
     };
@@ -70,6 +77,6 @@ pub fn server_up(name: &str, addr: &str) -> bool {
 
 /// Runs `attempt` up to `tries` times until it returns true (for anomalies
 /// that a short run may miss); returns whether it ever did.
-pub fn eventually(tries: u32, mut attempt: impl FnMut(u32) -> bool) -> bool {
-    (0..tries).any(|i| attempt(i))
+pub fn eventually(tries: u32, attempt: impl FnMut(u32) -> bool) -> bool {
+    (0..tries).any(attempt)
 }

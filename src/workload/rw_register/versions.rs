@@ -102,8 +102,9 @@ pub(crate) fn infer_order(
             Source::RealtimeVersions if opts.realtime_versions => realtime(rr, true),
             _ => continue,
         };
-        let union = merge(&found.order, raw, src.bit(), amb);
-        let cycles = cyclic_keys(h, &union);
+        let (union, touched) = merge(&found.order, raw, src.bit(), amb);
+        // The accepted order is acyclic: a cycle needs one of the new edges.
+        let cycles = cyclic_keys(h, &union, &touched);
         if cycles.is_empty() {
             found.order = union;
             found.sources.push(src.name());
@@ -118,30 +119,41 @@ pub(crate) fn infer_order(
     found
 }
 
-/// `accepted` plus `new` (tagged `bit`), without self-loops or ambiguous
-/// versions, sorted by (key, from, to), parallel edges merged.
-fn merge(accepted: &[VEdge], new: Vec<(KeyId, Ver, Ver)>, bit: u8, amb: &Ambiguity) -> Vec<VEdge> {
-    let mut all: Vec<VEdge> = Vec::with_capacity(accepted.len() + new.len());
-    all.extend_from_slice(accepted);
-    all.extend(
-        new.into_iter()
-            .filter(|&(k, a, b)| a != b && !amb.is(k, a) && !amb.is(k, b))
-            .map(|(key, from, to)| VEdge {
+/// `accepted` (sorted) plus `new` (tagged `bit`), without self-loops or
+/// ambiguous versions, sorted by (key, from, to), parallel edges merged.
+/// Also returns the keys `new` touches, sorted.
+fn merge(
+    accepted: &[VEdge],
+    mut new: Vec<(KeyId, Ver, Ver)>,
+    bit: u8,
+    amb: &Ambiguity,
+) -> (Vec<VEdge>, Vec<KeyId>) {
+    new.retain(|&(k, a, b)| a != b && !amb.is(k, a) && !amb.is(k, b));
+    new.sort_unstable();
+    new.dedup();
+    let mut touched: Vec<KeyId> = new.iter().map(|e| e.0).collect();
+    touched.dedup();
+    let mut out: Vec<VEdge> = Vec::with_capacity(accepted.len() + new.len());
+    let mut old = accepted.iter().peekable();
+    for (key, from, to) in new {
+        while let Some(e) = old.next_if(|e| (e.key, e.from, e.to) < (key, from, to)) {
+            out.push(*e);
+        }
+        match old.next_if(|e| (e.key, e.from, e.to) == (key, from, to)) {
+            Some(e) => out.push(VEdge {
+                sources: e.sources | bit,
+                ..*e
+            }),
+            None => out.push(VEdge {
                 key,
                 from,
                 to,
                 sources: bit,
             }),
-    );
-    all.sort_unstable_by_key(|e| (e.key, e.from, e.to));
-    all.dedup_by(|later, kept| {
-        let same = (later.key, later.from, later.to) == (kept.key, kept.from, kept.to);
-        if same {
-            kept.sources |= later.sources;
         }
-        same
-    });
-    all
+    }
+    out.extend(old);
+    (out, touched)
 }
 
 /// The version a transaction leaves a key in, for ordering later ones
@@ -350,67 +362,107 @@ pub(crate) struct CyclicKey {
     cycle: Vec<Ver>,
 }
 
-/// Every strongly connected set of two or more versions, by key; within a
-/// key, sorted as Elle sorts them (by least value when all are integers,
-/// else by size).
-fn cyclic_keys(h: &History, order: &[VEdge]) -> Vec<CyclicKey> {
-    // Nodes: distinct (key, version) pairs, numbered in sorted order.
-    let mut nodes: Vec<(KeyId, Ver)> = order
-        .iter()
-        .flat_map(|e| [(e.key, e.from), (e.key, e.to)])
-        .collect();
-    nodes.sort_unstable();
-    nodes.dedup();
-    let id = |k: KeyId, v: Ver| {
-        nodes
-            .binary_search(&(k, v))
-            .expect("every endpoint is a node") as u32
-    };
-    let mut g = GraphBuilder::with_nodes(nodes.len());
-    for e in order {
-        g.add(id(e.key, e.from), id(e.key, e.to), Rels::WW);
-    }
-    let g = g.build();
+/// Every strongly connected set of two or more versions of the keys in
+/// `keys` (sorted); within a key, sorted as Elle sorts them (by least value
+/// when all are integers, else by size).
+fn cyclic_keys(h: &History, order: &[VEdge], keys: &[KeyId]) -> Vec<CyclicKey> {
     let mut out: Vec<CyclicKey> = Vec::new();
-    for comp in sccs(&g, Rels::WW) {
-        let cycle = cycle_in(&g, &comp);
-        let key = nodes[comp[0] as usize].0;
-        let mut scc: Vec<Ver> = comp.iter().map(|&n| nodes[n as usize].1).collect();
-        sort_versions(h, &mut scc);
-        out.push(CyclicKey {
-            key,
-            scc,
-            cycle: cycle.iter().map(|&n| nodes[n as usize].1).collect(),
-        });
-    }
-    let datum = |v: Ver| (v != NIL).then(|| h.values.datum(v));
-    out.sort_by(|a, b| h.keys.datum(a.key).cmp(h.keys.datum(b.key)));
-    for group in out.chunk_by_mut(|a, b| a.key == b.key) {
-        let ints = group.iter().all(|c| {
-            c.scc
-                .iter()
-                .all(|&v| matches!(datum(v), Some(Datum::Int(_))))
-        });
-        if ints {
-            let least = |c: &CyclicKey| {
-                c.scc
+    let mut nodes: Vec<Ver> = Vec::new();
+    let mut local: Vec<(u32, u32)> = Vec::new();
+    for group in order.chunk_by(|a, b| a.key == b.key) {
+        let key = group[0].key;
+        if keys.binary_search(&key).is_err() {
+            continue;
+        }
+        // Local node ids: the key's versions, sorted.
+        nodes.clear();
+        nodes.extend(group.iter().flat_map(|e| [e.from, e.to]));
+        nodes.sort_unstable();
+        nodes.dedup();
+        let id = |v: Ver| nodes.binary_search(&v).expect("every endpoint is a node") as u32;
+        local.clear();
+        local.extend(group.iter().map(|e| (id(e.from), id(e.to))));
+        if acyclic(nodes.len(), &local) {
+            continue;
+        }
+        let mut g = GraphBuilder::with_nodes(nodes.len());
+        for &(a, b) in &local {
+            g.add(a, b, Rels::WW);
+        }
+        let g = g.build();
+        let mut cyclic: Vec<CyclicKey> = sccs(&g, Rels::WW)
+            .into_iter()
+            .map(|comp| {
+                let mut scc: Vec<Ver> = comp.iter().map(|&n| nodes[n as usize]).collect();
+                sort_versions(h, &mut scc);
+                let cycle = cycle_in(&g, &comp)
                     .iter()
-                    .filter_map(|&v| match datum(v) {
-                        Some(Datum::Int(i)) => Some(*i),
-                        _ => None,
-                    })
-                    .min()
-            };
-            group.sort_by_key(least);
-        } else {
-            group.sort_by(|a, b| {
-                let da: Vec<Option<&Datum>> = a.scc.iter().map(|&v| datum(v)).collect();
-                let db: Vec<Option<&Datum>> = b.scc.iter().map(|&v| datum(v)).collect();
-                a.scc.len().cmp(&b.scc.len()).then(da.cmp(&db))
-            });
+                    .map(|&n| nodes[n as usize])
+                    .collect();
+                CyclicKey { key, scc, cycle }
+            })
+            .collect();
+        sort_like_elle(h, &mut cyclic);
+        out.extend(cyclic);
+    }
+    out.sort_by(|a, b| h.keys.datum(a.key).cmp(h.keys.datum(b.key)));
+    out
+}
+
+/// Kahn's algorithm: does the graph of `n` nodes and `edges` (sorted by
+/// source) have no cycle?
+fn acyclic(n: usize, edges: &[(u32, u32)]) -> bool {
+    let mut indeg = vec![0u32; n];
+    for &(_, b) in edges {
+        indeg[b as usize] += 1;
+    }
+    let mut start = vec![0u32; n + 1];
+    for &(a, _) in edges {
+        start[a as usize + 1] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut ready: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut seen = 0;
+    while let Some(v) = ready.pop() {
+        seen += 1;
+        for &(_, b) in &edges[start[v as usize] as usize..start[v as usize + 1] as usize] {
+            indeg[b as usize] -= 1;
+            if indeg[b as usize] == 0 {
+                ready.push(b);
+            }
         }
     }
-    out
+    seen == n
+}
+
+/// Orders one key's cyclic sets as Elle does: by least value when every
+/// value is an integer, else by size (then by value, for stability).
+fn sort_like_elle(h: &History, cyclic: &mut [CyclicKey]) {
+    let datum = |v: Ver| (v != NIL).then(|| h.values.datum(v));
+    let ints = cyclic.iter().all(|c| {
+        c.scc
+            .iter()
+            .all(|&v| matches!(datum(v), Some(Datum::Int(_))))
+    });
+    if ints {
+        cyclic.sort_by_key(|c| {
+            c.scc
+                .iter()
+                .filter_map(|&v| match datum(v) {
+                    Some(Datum::Int(i)) => Some(*i),
+                    _ => None,
+                })
+                .min()
+        });
+    } else {
+        cyclic.sort_by(|a, b| {
+            let da: Vec<Option<&Datum>> = a.scc.iter().map(|&v| datum(v)).collect();
+            let db: Vec<Option<&Datum>> = b.scc.iter().map(|&v| datum(v)).collect();
+            a.scc.len().cmp(&b.scc.len()).then(da.cmp(&db))
+        });
+    }
 }
 
 /// Versions sorted as Elle's JSON sets are: `nil` first, then by value.

@@ -1,0 +1,275 @@
+//! The offline report: `isolde check -d DIR` writes, for a checked history,
+//! one text file of explanations per anomaly type (like Elle's
+//! `G2-item.txt`), a diagram per drawn anomaly (`<type>/<n>.svg` or `.png`)
+//! and an `index.html` that needs no network: verdict, the model lattice
+//! with the ruled-out models marked, counts, each anomaly's explanation next
+//! to its diagram and a timeline of its transactions, history statistics.
+//!
+//! Everything is laid out and drawn here (no Graphviz); PNG goes through
+//! resvg, a pure-Rust rasterizer.
+
+mod diagram;
+mod html;
+mod lattice;
+mod png;
+mod svg;
+mod timeline;
+
+use crate::check::{Finding, Report};
+use crate::explain::cycle::render_text;
+use crate::history::{History, TxnId};
+use rustc_hash::FxHashMap;
+use std::fs;
+use std::io;
+use std::path::Path;
+use std::str::FromStr;
+
+/// How many anomalies of each type are drawn by default.
+pub const DEFAULT_MAX_CYCLES: usize = 20;
+
+/// Format of the diagram files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PlotFormat {
+    #[default]
+    Svg,
+    Png,
+}
+
+impl PlotFormat {
+    /// File extension, also the name on the command line.
+    pub fn extension(self) -> &'static str {
+        match self {
+            PlotFormat::Svg => "svg",
+            PlotFormat::Png => "png",
+        }
+    }
+}
+
+/// A plot format name other than `svg` or `png`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown plot format {0:?}; expected svg or png")]
+pub struct UnknownPlotFormat(pub String);
+
+impl FromStr for PlotFormat {
+    type Err = UnknownPlotFormat;
+    fn from_str(s: &str) -> Result<PlotFormat, UnknownPlotFormat> {
+        match s.to_ascii_lowercase().as_str() {
+            "svg" => Ok(PlotFormat::Svg),
+            "png" => Ok(PlotFormat::Png),
+            _ => Err(UnknownPlotFormat(s.to_string())),
+        }
+    }
+}
+
+/// What [`write_report`] draws.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    pub plot_format: PlotFormat,
+    /// At most this many anomalies of each type are drawn and shown on the
+    /// page (the page says when it caps); the text files hold them all.
+    pub max_cycles: usize,
+    /// Shown as the page's title, e.g. the history's file name.
+    pub title: Option<String>,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            plot_format: PlotFormat::Svg,
+            max_cycles: DEFAULT_MAX_CYCLES,
+            title: None,
+        }
+    }
+}
+
+/// A file name made of `[A-Za-z0-9._-]` only, never empty, never hidden.
+pub fn file_stem(anomaly_type: &str) -> String {
+    let s: String = anomaly_type
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match s.trim_start_matches('.') {
+        "" => "anomaly".to_string(),
+        t => t.to_string(),
+    }
+}
+
+/// One finding as its text-file entry: the explanation (Elle's text for a
+/// cycle), and for non-cycle anomalies the detail as JSON.
+fn finding_text(h: &History, f: &Finding) -> String {
+    let mut s = if !f.explanation.is_empty() {
+        f.explanation.clone()
+    } else if let Some(c) = &f.cycle {
+        render_text(h, c)
+    } else {
+        String::new()
+    };
+    if f.cycle.is_none() && !f.detail.is_null() {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str(&serde_json::to_string_pretty(&f.detail).unwrap_or_default());
+    }
+    s
+}
+
+/// One anomaly as the page shows it.
+pub(crate) struct Shown {
+    pub(crate) explanation: String,
+    /// Relative path of its diagram, and its width in CSS pixels.
+    pub(crate) diagram: Option<(String, f64)>,
+    pub(crate) timeline: Option<String>,
+    pub(crate) detail: String,
+}
+
+/// All anomalies of one type as the page shows them.
+pub(crate) struct Section {
+    pub(crate) kind: String,
+    pub(crate) stem: String,
+    pub(crate) total: usize,
+    pub(crate) shown: Vec<Shown>,
+}
+
+/// Writes the report into `dir` (created if missing): `<type>.txt` for
+/// every anomaly type, `<type>/<n>.<svg|png>` for each drawn anomaly, and
+/// `index.html`. Files of an earlier report that this one does not name are
+/// left alone.
+pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let raster = match opts.plot_format {
+        PlotFormat::Png => Some(png::Rasterizer::with_system_fonts()),
+        PlotFormat::Svg => None,
+    };
+    // Anomaly details name ops by `index`; built only when needed.
+    let mut by_index: Option<FxHashMap<i64, TxnId>> = None;
+    let mut kinds: Vec<&String> = r.anomalies.keys().collect();
+    kinds.sort_by(|a, b| crate::model::anomaly_severity_cmp(a, b));
+    let mut sections = Vec::with_capacity(kinds.len());
+    for kind in kinds {
+        let findings = &r.anomalies[kind];
+        let stem = file_stem(kind);
+        let text: Vec<String> = findings.iter().map(|f| finding_text(h, f)).collect();
+        fs::write(dir.join(format!("{stem}.txt")), text.join("\n\n") + "\n")?;
+        let mut shown = Vec::new();
+        for (i, f) in findings.iter().enumerate().take(opts.max_cycles) {
+            let (picture, involved) = match &f.cycle {
+                Some(c) => {
+                    let n = c.txns.len().saturating_sub(1);
+                    let involved: Vec<(String, TxnId)> = c.txns[..n]
+                        .iter()
+                        .enumerate()
+                        .map(|(j, &t)| (format!("T{}", j + 1), t))
+                        .collect();
+                    (Some(diagram::cycle_svg(h, c)), involved)
+                }
+                None => {
+                    let ix = by_index.get_or_insert_with(|| index_map(h));
+                    let named = diagram::detail_txns(&f.detail, &|i| ix.get(&i).copied());
+                    let picture = diagram::anomaly_svg(h, kind, &named);
+                    let involved = named
+                        .iter()
+                        .enumerate()
+                        .map(|(j, (_, t))| (format!("T{}", j + 1), *t))
+                        .collect();
+                    (picture, involved)
+                }
+            };
+            let diagram = match picture {
+                Some(svg) => {
+                    let sub = dir.join(&stem);
+                    fs::create_dir_all(&sub)?;
+                    let ext = opts.plot_format.extension();
+                    let name = format!("{}.{ext}", i + 1);
+                    match &raster {
+                        Some(rz) => fs::write(sub.join(&name), rz.render(&svg)?)?,
+                        None => fs::write(sub.join(&name), &svg)?,
+                    }
+                    Some((format!("{stem}/{name}"), svg_width(&svg)))
+                }
+                None => None,
+            };
+            let detail = serde_json::to_string_pretty(&f.detail).unwrap_or_default();
+            shown.push(Shown {
+                explanation: text[i].clone(),
+                diagram,
+                timeline: timeline::timeline_svg(h, &involved),
+                detail,
+            });
+        }
+        sections.push(Section {
+            kind: kind.clone(),
+            stem,
+            total: findings.len(),
+            shown,
+        });
+    }
+    let mut notes = r.notes.clone();
+    if raster.as_ref().is_some_and(|rz| !rz.has_fonts()) {
+        notes.push(
+            "No system font was found, so the PNG diagrams carry no text; use --plot-format svg."
+                .into(),
+        );
+    }
+    let page = html::page(h, r, &sections, &notes, opts);
+    fs::write(dir.join("index.html"), page)
+}
+
+/// Op `:index` → transaction, for completions and invocations.
+fn index_map(h: &History) -> FxHashMap<i64, TxnId> {
+    let mut m = FxHashMap::default();
+    for (t, txn) in h.txns.iter().enumerate() {
+        if let Some(i) = txn.invoke_index {
+            m.entry(i).or_insert(t as TxnId);
+        }
+    }
+    // Completion indices win: that is how explanations print ops.
+    for (t, txn) in h.txns.iter().enumerate() {
+        m.insert(txn.index, t as TxnId);
+    }
+    m
+}
+
+/// The `width` attribute of an SVG document written by [`svg::Svg`].
+fn svg_width(svg: &str) -> f64 {
+    svg.split_once("width=\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .and_then(|(w, _)| w.parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plot_formats_parse_case_insensitively() {
+        assert_eq!("svg".parse::<PlotFormat>(), Ok(PlotFormat::Svg));
+        assert_eq!("PNG".parse::<PlotFormat>(), Ok(PlotFormat::Png));
+        assert_eq!(
+            "gif".parse::<PlotFormat>(),
+            Err(UnknownPlotFormat("gif".into()))
+        );
+    }
+
+    #[test]
+    fn file_stems_cannot_escape_the_directory() {
+        assert_eq!(file_stem("G2-item"), "G2-item");
+        assert_eq!(file_stem("../etc/passwd"), "_etc_passwd");
+        assert_eq!(file_stem("..."), "anomaly");
+        assert_eq!(file_stem("a b/c"), "a_b_c");
+    }
+
+    #[test]
+    fn svg_width_reads_the_root_attribute() {
+        assert_eq!(
+            svg_width(r#"<svg xmlns="x" width="120.5" height="3">"#),
+            120.5
+        );
+    }
+}
