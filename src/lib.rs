@@ -3,13 +3,13 @@
 //! Data flows one way: `history` (parse) → `workload` (infer) → `graph`
 //! (build, search) → `model` (judge) → `explain` (render). See ARCHITECTURE.md.
 
-pub mod history;
-pub mod graph;
-pub mod workload;
 pub mod check;
 pub mod cli;
 pub mod explain;
-pub mod run;
+pub mod graph;
+pub mod history;
 pub mod model;
-pub mod schedule;
 pub mod report;
+pub mod run;
+pub mod schedule;
+pub mod workload;

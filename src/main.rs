@@ -30,7 +30,16 @@ enum Command {
     Schedule(isolde::schedule::cli::ScheduleArgs),
 }
 
-const SUBCOMMANDS: &[&str] = &["check", "run", "schedule", "help", "-h", "--help", "-V", "--version"];
+const SUBCOMMANDS: &[&str] = &[
+    "check",
+    "run",
+    "schedule",
+    "help",
+    "-h",
+    "--help",
+    "-V",
+    "--version",
+];
 
 fn main() {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -47,6 +56,14 @@ fn main() {
     match result {
         Ok(code) => std::process::exit(code),
         Err(e) => {
+            // A closed pipe (`isolde ... | head`) is not an error worth a message.
+            let broken_pipe = e
+                .chain()
+                .filter_map(|c| c.downcast_ref::<std::io::Error>())
+                .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
+            if broken_pipe {
+                std::process::exit(exit::VALID);
+            }
             eprintln!("isolde: {e:#}");
             std::process::exit(exit::INPUT_ERROR);
         }

@@ -25,7 +25,11 @@ fn corpus() -> Option<PathBuf> {
 /// Elle's options map → isolde's options.
 pub fn options_from(workload: &str, opts: &Value) -> CheckOptions {
     let mut o = CheckOptions {
-        workload: if workload == "rw-register" { Workload::RwRegister } else { Workload::ListAppend },
+        workload: if workload == "rw-register" {
+            Workload::RwRegister
+        } else {
+            Workload::ListAppend
+        },
         workload_given: true,
         // Elle's `check` (and elle-cli) read a missing `:wfr-keys?` as false.
         wfr_keys: false,
@@ -33,7 +37,11 @@ pub fn options_from(workload: &str, opts: &Value) -> CheckOptions {
     };
     let names = |v: &Value| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     };
     if let Some(m) = opts.get("consistency-models") {
@@ -70,7 +78,11 @@ pub fn options_from(workload: &str, opts: &Value) -> CheckOptions {
 fn ops_to_indices(v: &Value) -> Value {
     match v {
         Value::Object(m) if m.contains_key("index") && m.contains_key("type") => m["index"].clone(),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), ops_to_indices(x))).collect::<Map<_, _>>()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, x)| (k.clone(), ops_to_indices(x)))
+                .collect::<Map<_, _>>(),
+        ),
         Value::Array(xs) => Value::Array(xs.iter().map(ops_to_indices).collect()),
         other => other.clone(),
     }
@@ -82,11 +94,18 @@ fn ops_to_indices(v: &Value) -> Value {
 fn canonical_cycles(v: &Value) -> Value {
     match v {
         Value::Object(m) => {
-            let mut m: Map<String, Value> = m.iter().map(|(k, x)| (k.clone(), canonical_cycles(x))).collect();
-            if let (Some(Value::Array(c)), Some(Value::Array(st))) = (m.get("cycle"), m.get("steps")) {
+            let mut m: Map<String, Value> = m
+                .iter()
+                .map(|(k, x)| (k.clone(), canonical_cycles(x)))
+                .collect();
+            if let (Some(Value::Array(c)), Some(Value::Array(st))) =
+                (m.get("cycle"), m.get("steps"))
+            {
                 let n = st.len();
                 if c.len() == n + 1 && n > 0 {
-                    let start = (0..n).min_by_key(|&i| c[i].as_i64().unwrap_or(i64::MAX)).unwrap_or(0);
+                    let start = (0..n)
+                        .min_by_key(|&i| c[i].as_i64().unwrap_or(i64::MAX))
+                        .unwrap_or(0);
                     let mut cyc: Vec<Value> = (0..n).map(|i| c[(start + i) % n].clone()).collect();
                     cyc.push(cyc[0].clone());
                     let steps: Vec<Value> = (0..n).map(|i| st[(start + i) % n].clone()).collect();
@@ -104,7 +123,11 @@ fn canonical_cycles(v: &Value) -> Value {
 fn sorted_strings(v: Option<&Value>) -> Vec<String> {
     let mut xs: Vec<String> = v
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|x| x.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
     xs.sort();
     xs
@@ -113,7 +136,8 @@ fn sorted_strings(v: Option<&Value>) -> Vec<String> {
 fn run_case(dir: &Path, edn: &Path, overrides: &Value) -> Result<(), String> {
     let name = edn.file_stem().unwrap().to_string_lossy().to_string();
     let expected_path = edn.with_extension("expected.json");
-    let expected: Value = serde_json::from_str(&std::fs::read_to_string(&expected_path).unwrap()).unwrap();
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(&expected_path).unwrap()).unwrap();
     let rel = edn.strip_prefix(dir).unwrap().with_extension("");
     let rel = rel.to_string_lossy().to_string();
     if expected["check_fn"].as_str() == Some("elle.core/check") {
@@ -126,7 +150,10 @@ fn run_case(dir: &Path, edn: &Path, overrides: &Value) -> Result<(), String> {
     let got = &report.json;
 
     let (want, why) = match overrides.get(&rel) {
-        Some(o) => (o.clone(), Some(o["reason"].as_str().unwrap_or("").to_string())),
+        Some(o) => (
+            o.clone(),
+            Some(o["reason"].as_str().unwrap_or("").to_string()),
+        ),
         None => (expected.clone(), None),
     };
     let mut errs = Vec::new();
@@ -140,9 +167,16 @@ fn run_case(dir: &Path, edn: &Path, overrides: &Value) -> Result<(), String> {
             errs.push(format!("valid? {got_valid}, expected {v}"));
         }
     }
-    for (key, field) in [("anomaly_types", "anomaly-types"), ("not", "not"), ("also_not", "also-not")] {
+    for (key, field) in [
+        ("anomaly_types", "anomaly-types"),
+        ("not", "not"),
+        ("also_not", "also-not"),
+    ] {
         if want.get(key).is_some() {
-            let (w, g) = (sorted_strings(want.get(key)), sorted_strings(got.get(field)));
+            let (w, g) = (
+                sorted_strings(want.get(key)),
+                sorted_strings(got.get(field)),
+            );
             if w != g {
                 errs.push(format!("{field} {g:?}, expected {w:?}"));
             }
@@ -166,10 +200,14 @@ fn run_case(dir: &Path, edn: &Path, overrides: &Value) -> Result<(), String> {
             errs.push(format!("result keys {keys:?}, expected {want_keys:?}"));
         }
         if let Some(want_anoms) = expected.get("anomalies") {
-            let got_anoms = canonical_cycles(&ops_to_indices(got.get("anomalies").unwrap_or(&Value::Null)));
+            let got_anoms = canonical_cycles(&ops_to_indices(
+                got.get("anomalies").unwrap_or(&Value::Null),
+            ));
             let want_anoms = &canonical_cycles(want_anoms);
             if &got_anoms != want_anoms {
-                errs.push(format!("anomalies\n   got {got_anoms}\n  want {want_anoms}"));
+                errs.push(format!(
+                    "anomalies\n   got {got_anoms}\n  want {want_anoms}"
+                ));
             }
         }
     }
@@ -186,12 +224,15 @@ fn run_case(dir: &Path, edn: &Path, overrides: &Value) -> Result<(), String> {
 
 fn run_dir(sub: &str) {
     let Some(dir) = corpus() else { return };
-    let overrides: Value = serde_json::from_str(include_str!("conformance_overrides.json")).unwrap();
+    let overrides: Value =
+        serde_json::from_str(include_str!("conformance_overrides.json")).unwrap();
     let mut cases: Vec<PathBuf> = Vec::new();
     for d in [dir.join(sub), dir.join(sub).join("samples")] {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
-            if p.extension().is_some_and(|x| x == "edn") && p.with_extension("expected.json").exists() {
+            if p.extension().is_some_and(|x| x == "edn")
+                && p.with_extension("expected.json").exists()
+            {
                 cases.push(p);
             }
         }

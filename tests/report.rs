@@ -331,10 +331,7 @@ fn case_report(path: &Path, h: &History) -> Report {
             })
             .unwrap_or_default()
     };
-    let models = match opts.get("consistency-models") {
-        None => None,
-        Some(v) => Some(names(v)),
-    };
+    let models = opts.get("consistency-models").map(names);
     let anomalies = opts.get("anomalies").map(names).unwrap_or_default();
     check_history(
         h,

@@ -255,3 +255,39 @@ fn setup_errors_are_typed() {
         .to_string()
         .contains("--key-count"));
 }
+
+/// `--rate` spaces transactions out; `--time-limit` stops the run.
+#[test]
+fn rate_and_time_limit_bound_the_run() {
+    let db = run_support::temp_path("rate.sqlite").display().to_string();
+    let r = run_support::run(
+        "rate",
+        &[
+            "sqlite", "--db", &db, "-n", "60", "-p", "3", "--rate", "100",
+        ],
+    );
+    assert!(
+        r.elapsed.as_secs_f64() >= 0.55,
+        "60 txns at 100/s took {:?}",
+        r.elapsed
+    );
+    assert_eq!(r.counts.invoked, 61);
+    let db = run_support::temp_path("limit.sqlite").display().to_string();
+    let r = run_support::run(
+        "limit",
+        &[
+            "sqlite",
+            "--db",
+            &db,
+            "--time-limit",
+            "1",
+            "-p",
+            "2",
+            "--rate",
+            "50",
+        ],
+    );
+    let secs = r.elapsed.as_secs_f64();
+    assert!((0.9..5.0).contains(&secs), "took {secs}s");
+    assert!((20..=80).contains(&r.counts.invoked), "{:?}", r.counts);
+}

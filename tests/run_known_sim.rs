@@ -178,3 +178,29 @@ fn rw_register_sim_levels_hold_at_their_model() {
         assert!(is_valid(&r), "{level}: {:?}", r.anomaly_types);
     }
 }
+
+/// `isolde run` exits like `isolde check`: 0 valid, 1 invalid; `--no-check` 0.
+#[test]
+fn run_command_exit_codes_follow_the_verdict() {
+    let out = run_support::temp_path("exit.jsonl").display().to_string();
+    let code = |extra: &[&str]| {
+        let mut args = vec![
+            "sim",
+            "-o",
+            &out,
+            "-i",
+            "snapshot-isolation",
+            "-n",
+            "1000",
+            "--key-count",
+            "4",
+            "--seed",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        isolde::run::cli::run_command(&run_support::parse(&args)).unwrap()
+    };
+    assert_eq!(code(&[]), 0, "the default model is the level's own");
+    assert_eq!(code(&["-c", "serializable"]), 1);
+    assert_eq!(code(&["-c", "serializable", "--no-check"]), 0);
+}

@@ -160,3 +160,15 @@ fn killed_writer_leaves_only_whole_lines() {
     let h = isolde::history::read::read_history_file(&path, None).unwrap();
     assert!(h.txns.len() * 2 >= v.len());
 }
+
+#[test]
+fn default_history_names_are_timestamped_and_fresh() {
+    let p = isolde::run::cli::default_history_path();
+    let name = p.display().to_string();
+    assert!(
+        name.starts_with("isolde-run-20") && name.ends_with("Z.jsonl"),
+        "{name}"
+    );
+    assert_eq!(name.len(), "isolde-run-20261202T121653Z.jsonl".len());
+    assert!(!p.exists());
+}

@@ -103,7 +103,7 @@ pub fn generate(n: usize, seed: u64, stale: u64) -> String {
                     4..=7 => "info",
                     _ => "ok",
                 };
-                if kind == "ok" || (kind == "info" && roll % 2 == 0) {
+                if kind == "ok" || (kind == "info" && roll.is_multiple_of(2)) {
                     for m in &mut mops {
                         let cur = state.get(&m.1).copied().unwrap_or((0, 0));
                         if m.0 {

@@ -64,7 +64,10 @@ impl Default for CheckOptions {
 
 impl CheckOptions {
     fn model_options(&self) -> Result<ModelOptions, model::ModelError> {
-        let models: Option<Vec<&str>> = self.models.as_ref().map(|m| m.iter().map(String::as_str).collect());
+        let models: Option<Vec<&str>> = self
+            .models
+            .as_ref()
+            .map(|m| m.iter().map(String::as_str).collect());
         let anomalies: Vec<&str> = self.anomalies.iter().map(String::as_str).collect();
         ModelOptions::new(models.as_deref(), &anomalies)
     }
@@ -129,7 +132,11 @@ pub fn detect_workload(h: &History) -> Workload {
 /// [`validate_options`]; here they count as no model.
 pub fn check_history(h: &History, options: &CheckOptions) -> Report {
     let mopts = options.model_options().unwrap_or_default();
-    let workload = if options.workload_given { options.workload } else { detect_workload(h) };
+    let workload = if options.workload_given {
+        options.workload
+    } else {
+        detect_workload(h)
+    };
     match workload {
         Workload::ListAppend => {
             let (inference, la) = list_append::infer(h);
@@ -186,7 +193,14 @@ fn finish(
         Workload::ListAppend => ExplainOrder::LIST_APPEND,
         Workload::RwRegister => ExplainOrder::RW_REGISTER,
     };
-    for (kind, f) in search::cycles(h, &g, explainer, order, options.cycle_search_timeout_ms, &mut notes) {
+    for (kind, f) in search::cycles(
+        h,
+        &g,
+        explainer,
+        order,
+        options.cycle_search_timeout_ms,
+        &mut notes,
+    ) {
         found.entry(kind).or_default().push(f);
     }
 
@@ -203,12 +217,18 @@ fn finish(
             continue;
         }
         if let Some(fs) = found.remove(t) {
-            anomalies_json.insert(t.clone(), Value::Array(fs.iter().map(|f| f.detail.clone()).collect()));
+            anomalies_json.insert(
+                t.clone(),
+                Value::Array(fs.iter().map(|f| f.detail.clone()).collect()),
+            );
             reported.insert(t.clone(), fs);
         }
     }
     let mut out = Map::new();
-    out.insert("valid?".into(), serde_json::to_value(verdict.valid).expect("validity serializes"));
+    out.insert(
+        "valid?".into(),
+        serde_json::to_value(verdict.valid).expect("validity serializes"),
+    );
     if verdict.valid != Validity::True || !verdict.anomaly_types.is_empty() {
         out.insert("anomaly-types".into(), json!(verdict.anomaly_types));
         out.insert("anomalies".into(), Value::Object(anomalies_json));
@@ -256,8 +276,12 @@ pub fn render_report(_h: &History, r: &Report, name: &str) -> String {
 pub fn write_directory(_h: &History, r: &Report, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     for (kind, fs) in &r.anomalies {
-        let text: Vec<&str> = fs.iter().map(|f| f.explanation.as_str()).collect();
-        std::fs::write(dir.join(format!("{kind}.txt")), text.join("\n\n\n") + "\n")?;
+        let text: Vec<String> = fs
+            .iter()
+            .enumerate()
+            .map(|(i, f)| format!("{kind} #{i}\n{}", f.explanation))
+            .collect();
+        std::fs::write(dir.join(format!("{kind}.txt")), text.join("\n\n\n"))?;
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::graph::{
 };
 use crate::history::History;
 use crate::model::{
-    all_impossible_models, all_implied_anomalies, anomaly, cycle_exists_specs, cycle_types,
+    all_implied_anomalies, all_impossible_models, anomaly, cycle_exists_specs, cycle_types,
     impossible_cycle_anomalies,
 };
 use crate::workload::Explain;
@@ -40,7 +40,10 @@ impl SearchHooks for LatticeHooks {
             .into_iter()
             .filter_map(CycleClass::from_name)
             .collect();
-        SccPrep { skip, cycle_exists: hits }
+        SccPrep {
+            skip,
+            cycle_exists: hits,
+        }
     }
 
     fn implied(&self, class: CycleClass) -> Vec<CycleClass> {
@@ -74,7 +77,11 @@ pub(super) fn cycles(
             let text = render_text(h, &c);
             out.push((
                 c.kind.clone(),
-                Finding { detail: to_json(h, &c), explanation: text, cycle: Some(c) },
+                Finding {
+                    detail: to_json(h, &c),
+                    explanation: text,
+                    cycle: Some(c),
+                },
             ));
         }
     };

@@ -39,7 +39,11 @@ pub struct CheckArgs {
     pub format: Option<FormatArg>,
     /// Comma-separated consistency models that should hold (`none` for no
     /// models: only --anomalies), e.g. serializable,strong-session-snapshot-isolation.
-    #[arg(short = 'c', long = "consistency-models", default_value = "strict-serializable")]
+    #[arg(
+        short = 'c',
+        long = "consistency-models",
+        default_value = "strict-serializable"
+    )]
     pub consistency_models: String,
     /// Comma-separated anomalies that must not occur, in addition to those the
     /// models prohibit (e.g. G1,G2-item,internal).
@@ -71,7 +75,11 @@ impl CheckArgs {
                 .collect()
         };
         let models = list(&self.consistency_models);
-        let models = if models.iter().any(|m| m == "none") { vec![] } else { models };
+        let models = if models.iter().any(|m| m == "none") {
+            vec![]
+        } else {
+            models
+        };
         CheckOptions {
             workload: match self.model {
                 Some(ModelArg::RwRegister) => Workload::RwRegister,
@@ -89,7 +97,10 @@ impl CheckArgs {
 /// Runs `isolde check`; returns the exit code.
 pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     let options = args.options();
-    crate::check::validate_options(&options)?;
+    if let Err(e) = crate::check::validate_options(&options) {
+        eprintln!("isolde: {e}");
+        return Ok(exit::USAGE);
+    }
     let format = args.format.map(|f| match f {
         FormatArg::Edn => Format::Edn,
         FormatArg::Json => Format::Json,
@@ -115,7 +126,11 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
             }
             writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
         } else if args.explain {
-            writeln!(out, "{}", crate::check::render_report(&history, &report, &file.display().to_string()))?;
+            writeln!(
+                out,
+                "{}",
+                crate::check::render_report(&history, &report, &file.display().to_string())
+            )?;
         } else {
             writeln!(out, "{}\t{}", file.display(), report.valid.name())?;
         }

@@ -92,7 +92,8 @@ pub fn classify(steps: &[Step]) -> String {
     let count = |r: Rels| steps.iter().filter(|s| s.rel == r).count();
     let rw = count(Rels::RW);
     let n = steps.len();
-    let adjacent_rw = (0..n).any(|i| steps[i].rel == Rels::RW && steps[(i + 1) % n].rel == Rels::RW);
+    let adjacent_rw =
+        (0..n).any(|i| steps[i].rel == Rels::RW && steps[(i + 1) % n].rel == Rels::RW);
     let base = if rw == 1 {
         "G-single-item"
     } else if rw > 1 {

@@ -128,7 +128,12 @@ pub fn mop_edn(h: &History, m: &Mop) -> String {
         MopKind::Write => ":w",
         MopKind::Read => ":r",
     };
-    format!("[{} {} {}]", f, h.keys.datum(m.key), observed_edn(h, m.value))
+    format!(
+        "[{} {} {}]",
+        f,
+        h.keys.datum(m.key),
+        observed_edn(h, m.value)
+    )
 }
 
 /// What a read observed, as EDN text.

@@ -1,4 +1,4 @@
 //! Rendering: JSON shapes, text explanations (and, later, pictures).
 
-pub mod json;
 pub mod cycle;
+pub mod json;

@@ -4,11 +4,11 @@
 //! Readers (`edn`, `json`, `onelite`) turn bytes into [`RawOp`]s; the
 //! [`builder`] pairs invocations with completions and produces a [`History`].
 
-pub mod datum;
-pub mod intern;
 pub mod builder;
+pub mod datum;
 pub mod edn;
 pub mod error;
+pub mod intern;
 pub mod json;
 pub mod onelite;
 pub mod raw;

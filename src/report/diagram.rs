@@ -4,8 +4,9 @@
 
 use super::svg::{clip, esc, num, text_width, Svg, TxnBox};
 use crate::explain::cycle::ExplainedCycle;
+use crate::explain::json as js;
 use crate::graph::Rels;
-use crate::history::{History, TxnId};
+use crate::history::{History, MopKind, TxnId};
 use crate::workload::Step;
 use serde_json::Value;
 
@@ -403,13 +404,53 @@ pub(crate) fn detail_txns(
     out
 }
 
+/// Positions of the micro-ops an anomaly's detail points at in one of its
+/// transactions: in the `op`, the detail's `mop`; in the `writer`, its write
+/// of the value read (the detail's `element`, else the `mop`'s value).
+fn detail_mops(h: &History, t: TxnId, role: &str, detail: &Value) -> Vec<usize> {
+    let Some(mop) = detail.get("mop") else {
+        return vec![];
+    };
+    let mops = h.mops(t);
+    match role {
+        "op" => mops
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| js::mop(h, m) == *mop)
+            .map(|(i, _)| i)
+            .collect(),
+        "writer" => {
+            let (Some(key), Some(value)) =
+                (mop.get(1), detail.get("element").or_else(|| mop.get(2)))
+            else {
+                return vec![];
+            };
+            mops.iter()
+                .enumerate()
+                .filter(|(_, m)| {
+                    m.kind != MopKind::Read
+                        && js::key(h, m.key) == *key
+                        && js::observed(h, m.value) == *value
+                })
+                .map(|(i, _)| i)
+                .collect()
+        }
+        _ => vec![],
+    }
+}
+
 /// Most transactions drawn for one non-cycle anomaly.
 const ANOMALY_MAX_TXNS: usize = 8;
 
 /// The diagram of a non-cycle anomaly, when its detail names transactions:
 /// writer → reader (G1a, G1b, ...) with an edge naming the anomaly, else the
 /// named transactions side by side. `None` when it names none.
-pub(crate) fn anomaly_svg(h: &History, kind: &str, named: &[(String, TxnId)]) -> Option<String> {
+pub(crate) fn anomaly_svg(
+    h: &History,
+    kind: &str,
+    named: &[(String, TxnId)],
+    detail: &Value,
+) -> Option<String> {
     if named.is_empty() {
         return None;
     }
@@ -424,7 +465,7 @@ pub(crate) fn anomaly_svg(h: &History, kind: &str, named: &[(String, TxnId)]) ->
                 (true, 1) => "T2 (reader)".to_string(),
                 _ => format!("T{}", i + 1),
             };
-            TxnBox::new(h, *t, &label, &[])
+            TxnBox::new(h, *t, &label, &detail_mops(h, *t, &named[i].0, detail))
         })
         .collect();
     let mut centres = Vec::with_capacity(boxes.len());
@@ -565,19 +606,29 @@ mod tests {
     #[test]
     fn writer_to_reader_diagram_for_g1a_detail() {
         let h = history(G1C);
-        let detail =
-            serde_json::json!({"op": {"index": 1}, "writer": {"index": 0}, "mop": ["r", "x", [1]]});
+        let detail = serde_json::json!({"op": {"index": 0}, "writer": {"index": 1},
+                                        "mop": ["r", "y", [1]], "element": 1});
         let by_index = |i: i64| h.txns.iter().position(|t| t.index == i).map(|p| p as TxnId);
         let named = detail_txns(&detail, &by_index);
         assert_eq!(
             named,
-            vec![("writer".to_string(), 0), ("op".to_string(), 1)]
+            vec![("writer".to_string(), 1), ("op".to_string(), 0)]
         );
-        let svg = anomaly_svg(&h, "G1a", &named).unwrap();
+        let svg = anomaly_svg(&h, "G1a", &named, &detail).unwrap();
         let doc = roxmltree::Document::parse(&svg).unwrap();
         assert!(doc
             .descendants()
             .any(|n| n.has_tag_name("text") && n.text() == Some("G1a")));
-        assert!(anomaly_svg(&h, "incompatible-order", &[]).is_none());
+        assert!(anomaly_svg(&h, "incompatible-order", &[], &Value::Null).is_none());
+        // The read in the reader and the append of the element in the writer
+        // are drawn bold.
+        let bold: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text") && n.attribute("font-weight") == Some("bold"))
+            .filter_map(|n| n.text())
+            .collect();
+        assert!(bold.contains(&"[:r :y [1]]"), "{bold:?}");
+        assert!(bold.contains(&"[:append :y 1]"), "{bold:?}");
+        assert!(!bold.contains(&"[:append :x 2]"), "{bold:?}");
     }
 }

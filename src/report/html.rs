@@ -346,14 +346,15 @@ fn statistics(o: &mut String, h: &History) {
             st.appends, st.writes, st.reads
         ),
     );
-    if let Some(span) = st.span_ns {
+    // Test histories often give every op the same :time; then times say nothing.
+    if let Some(span) = st.span_ns.filter(|&s| s > 0) {
         row("duration (first to last :time)", seconds(span as f64));
-    }
-    if let (Some(mean), Some(max)) = (st.mean_ns, st.max_ns) {
-        row(
-            "transaction latency",
-            format!("mean {}, max {}", seconds(mean), seconds(max as f64)),
-        );
+        if let (Some(mean), Some(max)) = (st.mean_ns, st.max_ns) {
+            row(
+                "transaction latency",
+                format!("mean {}, max {}", seconds(mean), seconds(max as f64)),
+            );
+        }
     }
     row(
         "real-time order",

@@ -171,7 +171,7 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
                 None => {
                     let ix = by_index.get_or_insert_with(|| index_map(h));
                     let named = diagram::detail_txns(&f.detail, &|i| ix.get(&i).copied());
-                    let picture = diagram::anomaly_svg(h, kind, &named);
+                    let picture = diagram::anomaly_svg(h, kind, &named, &f.detail);
                     let involved = named
                         .iter()
                         .enumerate()

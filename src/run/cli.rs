@@ -41,7 +41,8 @@ pub enum TargetArgs {
         )]
         isolation: SimLevel,
         /// A deliberate bug: lost-update (stale write-back), non-atomic
-        /// (commits visible one key at a time), aborted-read (aborted writes leak).
+        /// (commits visible one key at a time to readers that take no locks),
+        /// aborted-read (aborted writes leak).
         #[arg(long, value_enum)]
         bug: Option<SimBug>,
         #[command(flatten)]

@@ -17,8 +17,10 @@
 //!
 //! Bugs (`--bug`): `lost-update` builds writes on the begin-time snapshot
 //! with no locks and no conflict check (stale write-back); `non-atomic`
-//! releases locks at commit and installs the writes one key per scheduler
-//! step; `aborted-read` installs an aborted transaction's writes anyway.
+//! installs a commit's writes one key per scheduler step, each with its own
+//! timestamp (visible to snapshot and read-committed readers; two-phase
+//! locking readers wait for it, so strict-serializable hides it);
+//! `aborted-read` applies an aborted transaction's writes anyway.
 //!
 //! No OS threads: each scheduler step picks one simulated client from the seed
 //! and lets it do one thing (begin, one micro-op, or commit). Time is virtual

@@ -128,10 +128,7 @@ fn version_orders(
                         Observed::Scalar(v) if copies == 1 => Some(v),
                         _ => None,
                     };
-                    appends
-                        .entry(m.key)
-                        .and_modify(|e| *e = None)
-                        .or_insert(v);
+                    appends.entry(m.key).and_modify(|e| *e = None).or_insert(v);
                 }
                 (MopKind::Read, o @ Observed::List { len, .. }) if len > 0 => {
                     let _ = o;
@@ -160,11 +157,15 @@ fn version_orders(
             if matches!(appends.get(&m.key), Some(Some(_))) {
                 continue;
             }
-            let Some(read) = h.list(m.value) else { continue };
+            let Some(read) = h.list(m.value) else {
+                continue;
+            };
             if read.is_empty() {
                 continue;
             }
-            let &(lt, li) = longest.get(&m.key).expect("a key with a read has a longest read");
+            let &(lt, li) = longest
+                .get(&m.key)
+                .expect("a key with a read has a longest read");
             let long = h.list(h.mops(lt)[li].value).unwrap_or(&[]);
             if !long.starts_with(read) {
                 bad_keys.insert(m.key);
@@ -182,7 +183,10 @@ fn version_orders(
     for (k, (t, i)) in longest {
         let long = h.list(h.mops(t)[i].value).unwrap_or(&[]);
         let mut seen = FxHashSet::default();
-        orders.insert(k, long.iter().copied().filter(|v| seen.insert(*v)).collect());
+        orders.insert(
+            k,
+            long.iter().copied().filter(|v| seen.insert(*v)).collect(),
+        );
     }
     for (k, a) in appends {
         if let Some(v) = a {
@@ -296,7 +300,9 @@ impl ListAppend<'_> {
     fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<Step> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
-            let Observed::Scalar(v) = m.value else { return None };
+            let Observed::Scalar(v) = m.value else {
+                return None;
+            };
             if m.kind != MopKind::Append {
                 return None;
             }
@@ -304,10 +310,9 @@ impl ListAppend<'_> {
             if prev == INIT || self.writer.get(&(m.key, prev)) != Some(&a) || a == b {
                 return None;
             }
-            let ai = h
-                .mops(a)
-                .iter()
-                .position(|x| x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(prev));
+            let ai = h.mops(a).iter().position(|x| {
+                x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(prev)
+            });
             Some(Step {
                 rel: Rels::WW,
                 key: Some(m.key),
@@ -335,10 +340,9 @@ impl ListAppend<'_> {
             if self.writer.get(&(m.key, last)) != Some(&a) || a == b {
                 return None;
             }
-            let ai = h
-                .mops(a)
-                .iter()
-                .position(|x| x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(last));
+            let ai = h.mops(a).iter().position(|x| {
+                x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(last)
+            });
             Some(Step {
                 rel: Rels::WR,
                 key: Some(m.key),
@@ -402,9 +406,24 @@ impl ListAppend<'_> {
 
 impl Explain for ListAppend<'_> {
     fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<Step> {
-        let ww = || allowed.intersects(Rels::WW).then(|| self.explain_ww(a, b)).flatten();
-        let wr = || allowed.intersects(Rels::WR).then(|| self.explain_wr(a, b)).flatten();
-        let rw = || allowed.intersects(Rels::RW).then(|| self.explain_rw(a, b)).flatten();
+        let ww = || {
+            allowed
+                .intersects(Rels::WW)
+                .then(|| self.explain_ww(a, b))
+                .flatten()
+        };
+        let wr = || {
+            allowed
+                .intersects(Rels::WR)
+                .then(|| self.explain_wr(a, b))
+                .flatten()
+        };
+        let rw = || {
+            allowed
+                .intersects(Rels::RW)
+                .then(|| self.explain_rw(a, b))
+                .flatten()
+        };
         ww().or_else(wr).or_else(rw)
     }
 }
@@ -484,7 +503,9 @@ fn g1b(h: &History) -> Vec<Anomaly> {
             if m.kind != MopKind::Read {
                 continue;
             }
-            let Some(&e) = h.list(m.value).and_then(|l| l.last()) else { continue };
+            let Some(&e) = h.list(m.value).and_then(|l| l.last()) else {
+                continue;
+            };
             if let Some(&w) = intermediate.get(&(m.key, e)) {
                 if w != t {
                     out.push(Anomaly {
@@ -537,7 +558,9 @@ fn internal(h: &History, t: TxnId) -> Option<Anomaly> {
                 };
                 if !ok {
                     let expected = match &state[&m.key] {
-                        Expected::Whole(xs) => Value::Array(xs.iter().map(|&v| js::value(h, v)).collect()),
+                        Expected::Whole(xs) => {
+                            Value::Array(xs.iter().map(|&v| js::value(h, v)).collect())
+                        }
                         Expected::Tail(xs) => Value::Array(
                             std::iter::once(json!("..."))
                                 .chain(xs.iter().map(|&v| js::value(h, v)))
@@ -668,7 +691,9 @@ fn dirty_updates(h: &History) -> Vec<Anomaly> {
         let mut t1: (Outcome, Option<TxnId>) = (Outcome::Ok, None);
         let mut vs: Vec<ValId> = Vec::new();
         for &v in &orders[&k] {
-            let Some(&t2) = writer.get(&(k, v)) else { continue };
+            let Some(&t2) = writer.get(&(k, v)) else {
+                continue;
+            };
             vs.push(v);
             let o2 = h.txns[t2 as usize].outcome;
             use Outcome::*;
@@ -854,7 +879,9 @@ mod tests {
         );
         assert_eq!(kinds(&h), vec!["G1b"]);
         // The writer reading its own intermediate state is fine.
-        let own = history("{:index 0 :type :ok :process 0 :value [[:append :x 1] [:r :x [1]] [:append :x 2]]}");
+        let own = history(
+            "{:index 0 :type :ok :process 0 :value [[:append :x 1] [:r :x [1]] [:append :x 2]]}",
+        );
         assert!(kinds(&own).is_empty());
     }
 
@@ -864,7 +891,9 @@ mod tests {
         assert_eq!(kinds(&h), vec!["internal"]);
         let (inf, _) = infer(&h);
         assert_eq!(inf.anomalies[0].detail["expected"], json!(["...", 1]));
-        let ok = history("{:index 0 :type :ok :process 0 :value [[:r :x [5]] [:append :x 1] [:r :x [5 1]]]}");
+        let ok = history(
+            "{:index 0 :type :ok :process 0 :value [[:r :x [5]] [:append :x 1] [:r :x [5 1]]]}",
+        );
         assert!(kinds(&ok).is_empty());
         let changed = history("{:index 0 :type :ok :process 0 :value [[:r :x [5]] [:r :x [5 6]]]}");
         assert_eq!(kinds(&changed), vec!["internal"]);
@@ -891,7 +920,11 @@ mod tests {
              {:index 3 :type :ok :process 3 :value [[:r :x [2 1]]]}",
         );
         let (inf, _) = infer(&inc);
-        let a = inf.anomalies.iter().find(|a| a.kind == "incompatible-order").expect("reported");
+        let a = inf
+            .anomalies
+            .iter()
+            .find(|a| a.kind == "incompatible-order")
+            .expect("reported");
         assert_eq!(a.detail["values"], json!([[1, 2], [2, 1]]));
     }
 
@@ -929,11 +962,19 @@ mod tests {
         assert_eq!(wr.because, "{b} observed {a}'s append of 1 to key :x");
         let rw = la.explain(&h, 1, 2, Rels::RW).expect("rw edge");
         assert_eq!(rw.because, "{a} did not observe {b}'s append of 2 to :x");
-        let init = la.explain(&h, 2, 1, Rels::RW).expect("rw from the initial state");
-        assert!(init.because.contains("initial (nil) state of :y"), "{}", init.because);
+        let init = la
+            .explain(&h, 2, 1, Rels::RW)
+            .expect("rw from the initial state");
+        assert!(
+            init.because.contains("initial (nil) state of :y"),
+            "{}",
+            init.because
+        );
         assert_eq!(init.value, Some(json!(INIT_NAME)));
         let ww = la.explain(&h, 0, 2, Rels::WW).expect("ww edge");
         assert_eq!((ww.a_mop_index, ww.b_mop_index), (Some(0), Some(0)));
-        assert!(la.explain(&h, 3, 0, Rels::WW | Rels::WR | Rels::RW).is_none());
+        assert!(la
+            .explain(&h, 3, 0, Rels::WW | Rels::WR | Rels::RW)
+            .is_none());
     }
 }
