@@ -32,7 +32,6 @@ pub fn options_from(workload: &str, opts: &Value) -> CheckOptions {
         },
         workload_given: true,
         // Elle's `check` (and elle-cli) read a missing `:wfr-keys?` as false.
-        wfr_keys: false,
         ..CheckOptions::default()
     };
     let names = |v: &Value| -> Vec<String> {

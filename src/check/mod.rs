@@ -40,8 +40,12 @@ pub struct CheckOptions {
     pub sequential_keys: bool,
     /// rw-register: operations on each key follow real-time order.
     pub linearizable_keys: bool,
-    /// rw-register: writes follow reads within a transaction (Elle's default).
+    /// rw-register: writes follow reads within a transaction (off by
+    /// default, as in Elle's checker and elle-cli).
     pub wfr_keys: bool,
+    /// rw-register: order the writers of each key by real time (OneLite's
+    /// option; for systems that claim strict serializability).
+    pub realtime_versions: bool,
     /// rw-register: the database's own commit order, op `:index` → position.
     pub transaction_order: Option<BTreeMap<i64, i64>>,
 }
@@ -56,7 +60,8 @@ impl Default for CheckOptions {
             cycle_search_timeout_ms: 1000,
             sequential_keys: false,
             linearizable_keys: false,
-            wfr_keys: true,
+            wfr_keys: false,
+            realtime_versions: false,
             transaction_order: None,
         }
     }

@@ -60,6 +60,24 @@ pub struct CheckArgs {
     /// explanation of every anomaly.
     #[arg(short = 'x', long)]
     pub explain: bool,
+    /// rw-register: writes follow reads within a transaction (a write after a
+    /// read of the same key is a later version).
+    #[arg(long = "wfr-keys")]
+    pub wfr_keys: bool,
+    /// rw-register: each process's operations on a key follow process order.
+    #[arg(long = "sequential-keys")]
+    pub sequential_keys: bool,
+    /// rw-register: operations on each key follow real-time order.
+    #[arg(long = "linearizable-keys")]
+    pub linearizable_keys: bool,
+    /// rw-register: order the writers of each key by real time (for systems
+    /// that claim strict serializability).
+    #[arg(long = "realtime-versions")]
+    pub realtime_versions: bool,
+    /// rw-register: the database's own commit order, a JSON object mapping an
+    /// op's :index to its position (Elle's :transaction-order).
+    #[arg(long = "transaction-order", value_name = "FILE")]
+    pub transaction_order: Option<PathBuf>,
     /// Write explanations (one text file per anomaly type) to this directory.
     #[arg(short = 'd', long)]
     pub directory: Option<PathBuf>,
@@ -89,17 +107,30 @@ impl CheckArgs {
             models: Some(models),
             anomalies: list(&self.anomalies),
             cycle_search_timeout_ms: self.cycle_search_timeout,
-            ..CheckOptions::default()
+            wfr_keys: self.wfr_keys,
+            sequential_keys: self.sequential_keys,
+            linearizable_keys: self.linearizable_keys,
+            realtime_versions: self.realtime_versions,
+            transaction_order: None,
         }
     }
 }
 
 /// Runs `isolde check`; returns the exit code.
 pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
-    let options = args.options();
+    let mut options = args.options();
     if let Err(e) = crate::check::validate_options(&options) {
         eprintln!("isolde: {e}");
         return Ok(exit::USAGE);
+    }
+    if let Some(path) = &args.transaction_order {
+        match read_transaction_order(path) {
+            Ok(order) => options.transaction_order = Some(order),
+            Err(e) => {
+                eprintln!("isolde: {}: {e}", path.display());
+                return Ok(exit::INPUT_ERROR);
+            }
+        }
     }
     let format = args.format.map(|f| match f {
         FormatArg::Edn => Format::Edn,
@@ -145,6 +176,27 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         worst = worse(worst, code);
     }
     Ok(worst)
+}
+
+/// Reads `{"<op index>": position, ...}`.
+fn read_transaction_order(
+    path: &std::path::Path,
+) -> anyhow::Result<std::collections::BTreeMap<i64, i64>> {
+    let text = std::fs::read_to_string(path)?;
+    let map: std::collections::BTreeMap<String, i64> =
+        serde_json::from_str(&text).map_err(|e| {
+            anyhow::anyhow!("expected a JSON object mapping op indices to positions: {e}")
+        })?;
+    map.into_iter()
+        .map(|(k, v)| {
+            Ok((
+                k.trim()
+                    .parse::<i64>()
+                    .map_err(|_| anyhow::anyhow!("{k:?} is not an op index"))?,
+                v,
+            ))
+        })
+        .collect()
 }
 
 /// Combines exit codes: input errors dominate, then invalid, then unknown.

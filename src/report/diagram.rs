@@ -214,7 +214,8 @@ fn render(boxes: &[TxnBox], centres: &[Pt], edges: &[Edge], label: &str) -> Stri
             lx + lw / 2.0,
             ly + LABEL_FONT,
         );
-        bounds.add(c.x.min(a.x), c.y.min(a.y), c.x.max(a.x), c.y.max(a.y));
+        // The curve stays within its end points and its midpoint, give or take.
+        bounds.add(m.x.min(a.x), m.y.min(a.y), m.x.max(a.x), m.y.max(a.y));
         drawn.push(Drawn {
             a,
             c,
@@ -293,21 +294,29 @@ fn circle_layout(boxes: &[TxnBox]) -> Vec<Pt> {
             vec![Pt { x: 0.0, y: 0.0 }, Pt { x: gap, y: 0.0 }]
         }
         _ => {
-            // Neighbours must be a box diagonal plus room for a label apart.
-            let diag = boxes
+            // Neighbours must be their half diagonals plus room for a label
+            // apart; each pair gets an arc in proportion to its need, and the
+            // radius is the smallest that gives every pair its chord.
+            use std::f64::consts::{FRAC_PI_2, PI, TAU};
+            let half: Vec<f64> = boxes
                 .iter()
-                .map(|b| (b.w * b.w + b.h * b.h).sqrt())
+                .map(|b| (b.w * b.w + b.h * b.h).sqrt() / 2.0)
+                .collect();
+            let need: Vec<f64> = (0..n).map(|i| half[i] + half[(i + 1) % n] + 70.0).collect();
+            let total: f64 = need.iter().sum();
+            let r = need
+                .iter()
+                .map(|d| d / (2.0 * (PI * d / total).sin()))
                 .fold(0.0, f64::max);
-            let chord = diag + 90.0;
-            let r = chord / (2.0 * (std::f64::consts::PI / n as f64).sin());
-            (0..n)
-                .map(|i| {
-                    let a =
-                        -std::f64::consts::FRAC_PI_2 + std::f64::consts::TAU * i as f64 / n as f64;
-                    Pt {
-                        x: r * a.cos(),
-                        y: r * a.sin(),
-                    }
+            let mut angle = -FRAC_PI_2;
+            need.iter()
+                .map(|d| {
+                    let p = Pt {
+                        x: r * angle.cos(),
+                        y: r * angle.sin(),
+                    };
+                    angle += TAU * d / total;
+                    p
                 })
                 .collect()
         }
@@ -378,15 +387,17 @@ fn message_svg(msg: &str) -> String {
 }
 
 /// Transactions an anomaly's detail names, as `(role, txn)`: its `writer`,
-/// its `op`, and the ops of `txns`, each op looked up by its `index`.
+/// its `op`, and the ops of `txns`, each op looked up by its `index`; the
+/// first [`ANOMALY_MAX_TXNS`] only.
 pub(crate) fn detail_txns(
     detail: &Value,
     by_index: &dyn Fn(i64) -> Option<TxnId>,
 ) -> Vec<(String, TxnId)> {
     let op = |v: &Value| v.get("index").and_then(Value::as_i64).and_then(by_index);
     let mut out: Vec<(String, TxnId)> = Vec::new();
+    // At most ANOMALY_MAX_TXNS are drawn, so the search for duplicates stays short.
     let mut push = |role: &str, t: TxnId| {
-        if !out.iter().any(|(_, u)| *u == t) {
+        if out.len() < ANOMALY_MAX_TXNS && !out.iter().any(|(_, u)| *u == t) {
             out.push((role.to_string(), t));
         }
     };

@@ -20,7 +20,7 @@ use crate::explain::cycle::render_text;
 use crate::history::{History, TxnId};
 use rustc_hash::FxHashMap;
 use std::fs;
-use std::io;
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -154,8 +154,15 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
     for kind in kinds {
         let findings = &r.anomalies[kind];
         let stem = file_stem(kind);
-        let text: Vec<String> = findings.iter().map(|f| finding_text(h, f)).collect();
-        fs::write(dir.join(format!("{stem}.txt")), text.join("\n\n") + "\n")?;
+        let mut txt = BufWriter::new(fs::File::create(dir.join(format!("{stem}.txt")))?);
+        for (i, f) in findings.iter().enumerate() {
+            if i > 0 {
+                txt.write_all(b"\n\n")?;
+            }
+            txt.write_all(finding_text(h, f).as_bytes())?;
+        }
+        txt.write_all(b"\n")?;
+        txt.flush()?;
         let mut shown = Vec::new();
         for (i, f) in findings.iter().enumerate().take(opts.max_cycles) {
             let (picture, involved) = match &f.cycle {
@@ -196,7 +203,7 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
             };
             let detail = serde_json::to_string_pretty(&f.detail).unwrap_or_default();
             shown.push(Shown {
-                explanation: text[i].clone(),
+                explanation: finding_text(h, f),
                 diagram,
                 timeline: timeline::timeline_svg(h, &involved),
                 detail,

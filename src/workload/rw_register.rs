@@ -91,7 +91,7 @@ impl<'o> RegisterOptions<'o> {
             wfr_keys: opts.wfr_keys,
             sequential_keys: opts.sequential_keys,
             linearizable_keys: opts.linearizable_keys,
-            realtime_versions: false,
+            realtime_versions: opts.realtime_versions,
             transaction_order: opts.transaction_order.as_ref(),
         }
     }
