@@ -255,14 +255,31 @@ impl Gen {
         let (lo, hi) = self.a.ops_per_txn;
         let n = lo + self.rng.below(u64::from(hi - lo + 1)) as u32;
         let mut mops = Vec::with_capacity(n as usize);
+        if d == Discipline::NoConflictCheck {
+            // Distinct keys, each read (snapshot) and mostly then appended
+            // to: a read never follows the transaction's own append, which
+            // a snapshot without conflict checks could not keep consistent.
+            let mut used: Vec<u64> = Vec::new();
+            let mut tries = 0;
+            while mops.len() < n as usize && tries < 4 * n {
+                tries += 1;
+                let slot = self.keys.pick(&mut self.rng);
+                let k = self.keys.active[slot].0;
+                if used.contains(&k) {
+                    continue;
+                }
+                used.push(k);
+                mops.push(Mop::Read(k));
+                if self.rng.below(4) != 0 {
+                    let (k, v) = self.keys.append(slot);
+                    mops.push(Mop::Append(k, v));
+                }
+            }
+            return mops;
+        }
         while mops.len() < n as usize {
             let slot = self.keys.pick(&mut self.rng);
-            if d == Discipline::NoConflictCheck && self.rng.below(4) != 0 {
-                let k = self.keys.active[slot].0;
-                mops.push(Mop::Read(k));
-                let (k, v) = self.keys.append(slot);
-                mops.push(Mop::Append(k, v));
-            } else if self.rng.below(2) == 0 {
+            if self.rng.below(2) == 0 {
                 mops.push(Mop::Read(self.keys.active[slot].0));
             } else {
                 let (k, v) = self.keys.append(slot);

@@ -28,11 +28,35 @@ fn history(edn: &str) -> History {
     read_history(edn.as_bytes(), "test.edn", None).expect("a valid history")
 }
 
-/// A fresh, empty directory for one test.
-fn out_dir(name: &str) -> PathBuf {
+/// A fresh, empty directory for one test, removed when the test passes
+/// (kept for a look when it fails).
+struct OutDir(PathBuf);
+
+impl std::ops::Deref for OutDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for OutDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn out_dir(name: &str) -> OutDir {
     let d = std::env::temp_dir().join(format!("isolde-report-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
-    d
+    OutDir(d)
 }
 
 /// Checks `h` expecting `models` (`None`: Elle's default) and `anomalies`.
@@ -97,7 +121,7 @@ fn g1c_cycle_diagram_names_its_transactions_and_edges() {
     assert!(texts.contains(&"[:append :y 1]".to_string()), "{texts:?}");
 
     let txt = read(&dir.join("G1c.txt"));
-    assert!(txt.starts_with("Let:\n  T1 = {:index 1"), "{txt}");
+    assert!(txt.starts_with("G1c #0\nLet:\n  T1 = {:index 1"), "{txt}");
     assert!(txt.contains("a contradiction!"), "{txt}");
 
     let html = page(&dir);
@@ -398,7 +422,6 @@ fn every_conformance_report_is_well_formed_and_draws_its_findings() {
                 drawn += 1;
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
     assert!(drawn >= 20, "only {drawn} cycles drawn over the corpus");
 }

@@ -11,7 +11,6 @@ use crate::model::{self, judge, ModelOptions, OrderGraph};
 use crate::workload::{list_append, Explain, Inference};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 pub use crate::model::Validity;
 
@@ -275,20 +274,6 @@ pub fn render_report(_h: &History, r: &Report, name: &str) -> String {
         }
     }
     s
-}
-
-/// Writes one text file per reported anomaly type (Elle's `G2-item.txt`).
-pub fn write_directory(_h: &History, r: &Report, dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    for (kind, fs) in &r.anomalies {
-        let text: Vec<String> = fs
-            .iter()
-            .enumerate()
-            .map(|(i, f)| format!("{kind} #{i}\n{}", f.explanation))
-            .collect();
-        std::fs::write(dir.join(format!("{kind}.txt")), text.join("\n\n\n"))?;
-    }
-    Ok(())
 }
 
 /// Explains a cycle found by the search, or `None` when some step cannot be

@@ -78,9 +78,15 @@ pub struct CheckArgs {
     /// op's :index to its position (Elle's :transaction-order).
     #[arg(long = "transaction-order", value_name = "FILE")]
     pub transaction_order: Option<PathBuf>,
-    /// Write explanations (one text file per anomaly type) to this directory.
+    /// Write a report to this directory: index.html (verdict, models ruled
+    /// out, every anomaly explained next to its diagram, timelines), one
+    /// text file per anomaly type (like Elle's G2-item.txt) and one diagram
+    /// per drawn cycle.
     #[arg(short = 'd', long)]
     pub directory: Option<PathBuf>,
+    /// Diagram format for --directory.
+    #[arg(short = 'p', long = "plot-format", default_value = "svg", value_parser = ["svg", "png"])]
+    pub plot_format: String,
 }
 
 impl CheckArgs {
@@ -149,24 +155,17 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
             }
         };
         let report = check_history(&history, &options);
-        let mut out = stdout.lock();
-        if args.verbose {
-            let mut json = report.json.clone();
-            if let serde_json::Value::Object(m) = &mut json {
-                m.insert("file".into(), serde_json::json!(file.display().to_string()));
-            }
-            writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
-        } else if args.explain {
-            writeln!(
-                out,
-                "{}",
-                crate::check::render_report(&history, &report, &file.display().to_string())
-            )?;
-        } else {
-            writeln!(out, "{}\t{}", file.display(), report.valid.name())?;
-        }
+        let label = file.display().to_string();
+        print_result(
+            &mut stdout.lock(),
+            &history,
+            &report,
+            &label,
+            args.verbose,
+            args.explain,
+        )?;
         if let Some(dir) = &args.directory {
-            crate::check::write_directory(&history, &report, dir)?;
+            write_report(&history, &report, dir, &args.plot_format, &label)?;
         }
         let code = match report.valid {
             Validity::True => exit::VALID,
@@ -176,6 +175,51 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         worst = worse(worst, code);
     }
     Ok(worst)
+}
+
+/// Prints one history's result: `LABEL<TAB>verdict`, or the JSON result
+/// (`verbose`), or the human report (`explain`).
+pub fn print_result(
+    out: &mut impl Write,
+    history: &crate::history::History,
+    report: &crate::check::Report,
+    label: &str,
+    verbose: bool,
+    explain: bool,
+) -> anyhow::Result<()> {
+    if verbose {
+        let mut json = report.json.clone();
+        if let serde_json::Value::Object(m) = &mut json {
+            m.insert("file".into(), serde_json::json!(label));
+        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+    } else if explain {
+        writeln!(
+            out,
+            "{}",
+            crate::check::render_report(history, report, label)
+        )?;
+    } else {
+        writeln!(out, "{label}\t{}", report.valid.name())?;
+    }
+    Ok(())
+}
+
+/// Writes the HTML report (with text files and diagrams) into `dir`.
+pub fn write_report(
+    history: &crate::history::History,
+    report: &crate::check::Report,
+    dir: &std::path::Path,
+    plot_format: &str,
+    title: &str,
+) -> anyhow::Result<()> {
+    let opts = crate::report::ReportOptions {
+        plot_format: plot_format.parse()?,
+        title: Some(title.to_string()),
+        ..Default::default()
+    };
+    crate::report::write_report(history, report, dir, &opts)
+        .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", dir.display()))
 }
 
 /// Reads `{"<op index>": position, ...}`.

@@ -155,10 +155,13 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
         let findings = &r.anomalies[kind];
         let stem = file_stem(kind);
         let mut txt = BufWriter::new(fs::File::create(dir.join(format!("{stem}.txt")))?);
+        // Elle's layout: "<type> #<n>" above each explanation, three
+        // newlines between them.
         for (i, f) in findings.iter().enumerate() {
             if i > 0 {
-                txt.write_all(b"\n\n")?;
+                txt.write_all(b"\n\n\n")?;
             }
+            write!(txt, "{kind} #{i}\n")?;
             txt.write_all(finding_text(h, f).as_bytes())?;
         }
         txt.write_all(b"\n")?;

@@ -15,7 +15,7 @@ use super::sqlite::{Begin, Journal, SqliteTarget};
 use super::{run_id, RunError, WorkloadKind};
 use crate::check::{check_history, CheckOptions, Validity, Workload};
 use clap::{Args, Subcommand};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -182,6 +182,16 @@ pub struct CommonArgs {
     /// Print the full check result as JSON.
     #[arg(short = 'v', long)]
     pub verbose: bool,
+    /// Print a human-readable report: verdict, models ruled out, every
+    /// anomaly explained.
+    #[arg(short = 'x', long)]
+    pub explain: bool,
+    /// Write the HTML report (diagrams, timelines, text files) to this directory.
+    #[arg(short = 'd', long)]
+    pub directory: Option<PathBuf>,
+    /// Diagram format for --directory.
+    #[arg(short = 'p', long = "plot-format", default_value = "svg", value_parser = ["svg", "png"])]
+    pub plot_format: String,
     /// Record only; do not check.
     #[arg(long)]
     pub no_check: bool,
@@ -342,13 +352,7 @@ pub fn default_history_path() -> PathBuf {
         .expect("some suffix is free")
 }
 
-/// Exit codes, as `isolde check` uses them.
-pub mod exit {
-    pub const VALID: i32 = 0;
-    pub const INVALID: i32 = 1;
-    pub const UNKNOWN: i32 = 3;
-    pub const INPUT_ERROR: i32 = 4;
-}
+use crate::cli::exit;
 
 /// What a run produced, before checking.
 #[derive(Debug)]
@@ -496,19 +500,17 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     })
 }
 
-fn validity_name(v: Validity) -> &'static str {
-    match v {
-        Validity::True => "true",
-        Validity::False => "false",
-        Validity::Unknown => "unknown",
-    }
-}
-
 /// Runs `isolde run`; returns the exit code (as `isolde check`: 0 valid,
 /// 1 invalid, 3 unknown, 4 history unreadable).
 pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     let common = args.target.common();
     let options = common.check_options(args.target.default_model());
+    if !common.no_check {
+        if let Err(e) = crate::check::validate_options(&options) {
+            eprintln!("isolde: {e}");
+            return Ok(exit::USAGE);
+        }
+    }
     let r = record(args)?;
     for w in &r.warnings {
         eprintln!("isolde: warning: {w}");
@@ -549,18 +551,18 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         Validity::Unknown => format!("unknown ({models}): {}", report.anomaly_types.join(", ")),
     };
     eprintln!("{summary}; {verdict}");
-    let mut out = std::io::stdout().lock();
-    if common.verbose {
-        let mut json = report.json.clone();
-        if let serde_json::Value::Object(m) = &mut json {
-            m.insert(
-                "file".into(),
-                serde_json::json!(r.path.display().to_string()),
-            );
-        }
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
-    } else {
-        writeln!(out, "{}\t{}", r.path.display(), validity_name(report.valid))?;
+    let label = r.path.display().to_string();
+    let out = &mut std::io::stdout().lock();
+    crate::cli::check::print_result(
+        out,
+        &history,
+        &report,
+        &label,
+        common.verbose,
+        common.explain,
+    )?;
+    if let Some(dir) = &common.directory {
+        crate::cli::check::write_report(&history, &report, dir, &common.plot_format, &label)?;
     }
     Ok(match report.valid {
         Validity::True => exit::VALID,

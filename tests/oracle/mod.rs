@@ -1,0 +1,472 @@
+//! An independent brute-force oracle for small list-append histories, written
+//! from the definitions and sharing no code with `src/`.
+//!
+//! A history is *serializable* iff some subset of its `info` transactions,
+//! together with all its `ok` transactions, can be put in an order whose
+//! serial execution on empty lists makes every read of every `ok`
+//! transaction return exactly what it returned. `fail` transactions never
+//! take effect; reads of `info` and `fail` transactions are ignored.
+//! Variants add order constraints (real time, process order) or relax the
+//! reads to snapshots (snapshot isolation). The search is a DFS over serial
+//! orders that stops extending an order as soon as one read disagrees.
+
+#![allow(dead_code)]
+
+pub mod gen;
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+/// What the database said about a transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    Fail,
+    Info,
+}
+
+/// A micro-op: `Append(key, value)` or `Read(key, list)` (`None` = nil,
+/// which for a completed read means "no list yet", i.e. empty).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mop {
+    Append(usize, u32),
+    Read(usize, Option<Vec<u32>>),
+}
+
+/// One transaction with its place in the history's event order.
+#[derive(Clone, Debug)]
+pub struct Txn {
+    pub process: u32,
+    pub outcome: Outcome,
+    /// As completed (reads filled in).
+    pub mops: Vec<Mop>,
+    /// Event position of the invocation.
+    pub invoke: u32,
+    /// Event position of the completion; `None` only for an `info`
+    /// transaction that never completed (the history just ends).
+    pub complete: Option<u32>,
+}
+
+/// A small list-append history: keys are `0..keys`.
+#[derive(Clone, Debug, Default)]
+pub struct Hist {
+    pub keys: usize,
+    pub txns: Vec<Txn>,
+}
+
+/// Key names in EDN.
+const KEY_NAMES: [&str; 4] = [":x", ":y", ":z", ":w"];
+
+fn write_list(out: &mut String, l: &Option<Vec<u32>>) {
+    match l {
+        None => out.push_str("nil"),
+        Some(vs) => {
+            out.push('[');
+            for (i, v) in vs.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                let _ = write!(out, "{v}");
+            }
+            out.push(']');
+        }
+    }
+}
+
+fn write_value(out: &mut String, mops: &[Mop], invocation: bool) {
+    out.push('[');
+    for (i, m) in mops.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        match m {
+            Mop::Append(k, v) => {
+                let _ = write!(out, "[:append {} {v}]", KEY_NAMES[*k]);
+            }
+            Mop::Read(k, l) => {
+                let _ = write!(out, "[:r {} ", KEY_NAMES[*k]);
+                write_list(out, if invocation { &None } else { l });
+                out.push(']');
+            }
+        }
+    }
+    out.push(']');
+}
+
+impl Hist {
+    /// The history as Jepsen EDN, one op per line, in event order.
+    pub fn to_edn(&self) -> String {
+        let mut events: Vec<(u32, usize, bool)> = Vec::new();
+        for (i, t) in self.txns.iter().enumerate() {
+            events.push((t.invoke, i, true));
+            if let Some(c) = t.complete {
+                events.push((c, i, false));
+            }
+        }
+        events.sort();
+        let mut out = String::new();
+        for (index, &(_, i, invocation)) in events.iter().enumerate() {
+            let t = &self.txns[i];
+            let ty = match (invocation, t.outcome) {
+                (true, _) => "invoke",
+                (false, Outcome::Ok) => "ok",
+                (false, Outcome::Fail) => "fail",
+                (false, Outcome::Info) => "info",
+            };
+            let _ = write!(
+                out,
+                "{{:index {index}, :time {}, :type :{ty}, :process {}, :f :txn, :value ",
+                index * 10,
+                t.process
+            );
+            write_value(&mut out, &t.mops, invocation);
+            out.push_str("}\n");
+        }
+        out
+    }
+
+    /// Every key's appended values, in generation order.
+    pub fn appended(&self) -> Vec<Vec<u32>> {
+        let mut out = vec![Vec::new(); self.keys];
+        for t in &self.txns {
+            for m in &t.mops {
+                if let Mop::Append(k, v) = m {
+                    out[*k].push(*v);
+                }
+            }
+        }
+        out
+    }
+
+    /// Elle's method sees the whole version order: no `info` or `fail`
+    /// transaction, and every appended value shows up in some read.
+    pub fn fully_observed(&self) -> bool {
+        if self.txns.iter().any(|t| t.outcome != Outcome::Ok) {
+            return false;
+        }
+        let mut seen: Vec<HashSet<u32>> = vec![HashSet::new(); self.keys];
+        for t in &self.txns {
+            for m in &t.mops {
+                if let Mop::Read(k, Some(l)) = m {
+                    seen[*k].extend(l.iter().copied());
+                }
+            }
+        }
+        self.appended()
+            .iter()
+            .enumerate()
+            .all(|(k, vs)| vs.iter().all(|v| seen[k].contains(v)))
+    }
+
+    /// Every element of every read of an `ok` transaction was appended by
+    /// some `ok` transaction (no phantom and no aborted values).
+    pub fn reads_only_committed_values(&self) -> bool {
+        let mut written: Vec<HashSet<u32>> = vec![HashSet::new(); self.keys];
+        for t in self.txns.iter().filter(|t| t.outcome == Outcome::Ok) {
+            for m in &t.mops {
+                if let Mop::Append(k, v) = m {
+                    written[*k].insert(*v);
+                }
+            }
+        }
+        self.txns
+            .iter()
+            .filter(|t| t.outcome == Outcome::Ok)
+            .all(|t| {
+                t.mops.iter().all(|m| match m {
+                    Mop::Read(k, Some(l)) => l.iter().all(|v| written[*k].contains(v)),
+                    _ => true,
+                })
+            })
+    }
+}
+
+/// The isolation levels the oracle decides exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    /// Some serial order (Adya PL-3 on a fully known history).
+    Serializable,
+    /// Serializable, and each process's transactions in process order.
+    StrongSessionSerializable,
+    /// Serializable, and a transaction that completed before another was
+    /// invoked comes first.
+    StrictSerializable,
+    /// Generalized snapshot isolation: each transaction reads the state
+    /// after some prefix of the commit order (no later than its own commit)
+    /// plus its own appends; two transactions appending to a common key
+    /// never overlap (first committer wins).
+    SnapshotIsolation,
+}
+
+/// Must `a` precede `b` (when both take effect)? Only completed `ok`
+/// transactions constrain: an `info` transaction never completes.
+fn must_precede(a: &Txn, b: &Txn, model: Model) -> bool {
+    if a.outcome != Outcome::Ok {
+        return false;
+    }
+    let done_before = a.complete.is_some_and(|c| c < b.invoke);
+    match model {
+        Model::StrictSerializable => done_before,
+        Model::StrongSessionSerializable => done_before && a.process == b.process,
+        Model::Serializable | Model::SnapshotIsolation => false,
+    }
+}
+
+/// Runs `t` on `lists`, checking its reads when `check` is set.
+fn reads_match(t: &Txn, lists: &[Vec<u32>]) -> bool {
+    let mut own: Vec<(usize, u32)> = Vec::new();
+    for m in &t.mops {
+        match m {
+            Mop::Append(k, v) => own.push((*k, *v)),
+            Mop::Read(k, got) => {
+                let got: &[u32] = got.as_deref().unwrap_or(&[]);
+                let base = &lists[*k];
+                let mine = own.iter().filter(|(k2, _)| k2 == k).map(|(_, v)| *v);
+                let expect = base.iter().copied().chain(mine);
+                if !expect.eq(got.iter().copied()) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+fn apply(t: &Txn, lists: &mut [Vec<u32>]) {
+    for m in &t.mops {
+        if let Mop::Append(k, v) = m {
+            lists[*k].push(*v);
+        }
+    }
+}
+
+fn write_keys(t: &Txn) -> u64 {
+    t.mops.iter().fold(0, |acc, m| match m {
+        Mop::Append(k, _) => acc | 1 << k,
+        Mop::Read(..) => acc,
+    })
+}
+
+struct Search<'a> {
+    h: &'a Hist,
+    model: Model,
+    /// `ok` and `info` transactions: the ones that may take effect.
+    candidates: Vec<usize>,
+    /// Bit set of the `ok` transactions: all must be placed.
+    needed: u64,
+    /// Per transaction, the `ok` transactions that must come before it.
+    preds: Vec<u64>,
+    /// (placed set, lists) states already shown to be dead ends.
+    dead: HashSet<(u64, Vec<Vec<u32>>)>,
+    order: Vec<usize>,
+    /// Snapshot isolation: lists after each prefix of `order`.
+    prefixes: Vec<Vec<Vec<u32>>>,
+}
+
+impl Search<'_> {
+    /// Serial search: the state after a prefix is determined by the set
+    /// placed and the lists, so dead ends are memoized.
+    fn serial(&mut self, placed: u64, lists: &mut Vec<Vec<u32>>) -> bool {
+        if placed & self.needed == self.needed {
+            return true;
+        }
+        if self.dead.contains(&(placed, lists.clone())) {
+            return false;
+        }
+        for ci in 0..self.candidates.len() {
+            let t = self.candidates[ci];
+            let bit = 1u64 << t;
+            if placed & bit != 0 || self.preds[t] & !placed != 0 {
+                continue;
+            }
+            let txn = &self.h.txns[t];
+            if txn.outcome == Outcome::Ok && !reads_match(txn, lists) {
+                continue;
+            }
+            let before: Vec<usize> = lists.iter().map(Vec::len).collect();
+            apply(txn, lists);
+            self.order.push(t);
+            if self.serial(placed | bit, lists) {
+                return true;
+            }
+            self.order.pop();
+            for (l, n) in lists.iter_mut().zip(before) {
+                l.truncate(n);
+            }
+        }
+        self.dead.insert((placed, lists.clone()));
+        false
+    }
+
+    /// Snapshot search over commit orders: placing `t` at position `p`
+    /// needs a snapshot prefix `s <= p` after the last commit that wrote a
+    /// key `t` writes (first committer wins) whose lists explain `t`'s reads.
+    fn snapshot(&mut self, placed: u64) -> bool {
+        if placed & self.needed == self.needed {
+            return true;
+        }
+        let p = self.order.len();
+        for ci in 0..self.candidates.len() {
+            let t = self.candidates[ci];
+            let bit = 1u64 << t;
+            if placed & bit != 0 {
+                continue;
+            }
+            let txn = &self.h.txns[t];
+            let w = write_keys(txn);
+            let lo = (0..p)
+                .rev()
+                .find(|&q| write_keys(&self.h.txns[self.order[q]]) & w != 0)
+                .map_or(0, |q| q + 1);
+            let readable =
+                txn.outcome != Outcome::Ok || (lo..=p).any(|s| reads_match(txn, &self.prefixes[s]));
+            if !readable {
+                continue;
+            }
+            let mut next = self.prefixes[p].clone();
+            apply(txn, &mut next);
+            self.prefixes.push(next);
+            self.order.push(t);
+            if self.snapshot(placed | bit) {
+                return true;
+            }
+            self.order.pop();
+            self.prefixes.pop();
+        }
+        false
+    }
+}
+
+/// A witness order (indices into `h.txns`; `info` ones included are the
+/// ones that took effect), or `None` when `h` does not satisfy `model`.
+pub fn witness(h: &Hist, model: Model) -> Option<Vec<usize>> {
+    assert!(
+        h.txns.len() <= 16,
+        "oracle is exhaustive: keep histories tiny"
+    );
+    let n = h.txns.len();
+    let candidates: Vec<usize> = (0..n)
+        .filter(|&i| h.txns[i].outcome != Outcome::Fail)
+        .collect();
+    let needed = (0..n)
+        .filter(|&i| h.txns[i].outcome == Outcome::Ok)
+        .fold(0u64, |m, i| m | 1 << i);
+    let preds = (0..n)
+        .map(|b| {
+            (0..n)
+                .filter(|&a| a != b && must_precede(&h.txns[a], &h.txns[b], model))
+                .fold(0u64, |m, a| m | 1 << a)
+        })
+        .collect();
+    let mut s = Search {
+        h,
+        model,
+        candidates,
+        needed,
+        preds,
+        dead: HashSet::new(),
+        order: Vec::new(),
+        prefixes: vec![vec![Vec::new(); h.keys]],
+    };
+    let found = match model {
+        Model::SnapshotIsolation => s.snapshot(0),
+        _ => s.serial(0, &mut vec![Vec::new(); h.keys]),
+    };
+    found.then_some(s.order)
+}
+
+/// Does `h` satisfy `model`?
+pub fn holds(h: &Hist, model: Model) -> bool {
+    witness(h, model).is_some()
+}
+
+/// Builds hand-written histories: `"ax1 ry12 r:y"` is append 1 to x, read
+/// x = [1 2], read y = nil; `ry[]` reads an empty list; values are single
+/// digits, or comma-separated in brackets (`rx[10,11]`).
+pub fn parse_mops(s: &str) -> Vec<Mop> {
+    let key = |c: char| match c {
+        'x' => 0,
+        'y' => 1,
+        'z' => 2,
+        'w' => 3,
+        _ => panic!("unknown key {c}"),
+    };
+    s.split_whitespace()
+        .map(|w| {
+            let mut cs = w.chars();
+            let f = cs.next().expect("mop");
+            let k = key(cs.next().expect("key"));
+            let rest: String = cs.collect();
+            match f {
+                'a' => Mop::Append(k, rest.parse().expect("value")),
+                'r' if rest.is_empty() => Mop::Read(k, None),
+                'r' if rest.starts_with('[') => {
+                    let inner = rest.trim_start_matches('[').trim_end_matches(']');
+                    let vs = inner
+                        .split(',')
+                        .filter(|v| !v.is_empty())
+                        .map(|v| v.parse().expect("value"))
+                        .collect();
+                    Mop::Read(k, Some(vs))
+                }
+                'r' => Mop::Read(
+                    k,
+                    Some(
+                        rest.chars()
+                            .map(|c| c.to_digit(10).expect("digit"))
+                            .collect(),
+                    ),
+                ),
+                _ => panic!("unknown mop {w}"),
+            }
+        })
+        .collect()
+}
+
+/// A hand-written transaction: process, outcome, mops, and its invocation
+/// and completion positions.
+pub fn txn(process: u32, outcome: Outcome, mops: &str, invoke: u32, complete: Option<u32>) -> Txn {
+    Txn {
+        process,
+        outcome,
+        mops: parse_mops(mops),
+        invoke,
+        complete,
+    }
+}
+
+/// A history of `(process, outcome, mops)` that all overlap in time: every
+/// invocation comes before every completion, so real time orders nothing.
+pub fn concurrent(txns: &[(u32, Outcome, &str)]) -> Hist {
+    let n = txns.len() as u32;
+    let txns = txns
+        .iter()
+        .enumerate()
+        .map(|(i, &(p, o, m))| txn(p, o, m, i as u32, Some(n + i as u32)))
+        .collect();
+    with_keys(txns)
+}
+
+/// A history of `(process, outcome, mops)` run one after another in real
+/// time: each completes before the next is invoked.
+pub fn sequential(txns: &[(u32, Outcome, &str)]) -> Hist {
+    let txns = txns
+        .iter()
+        .enumerate()
+        .map(|(i, &(p, o, m))| txn(p, o, m, 2 * i as u32, Some(2 * i as u32 + 1)))
+        .collect();
+    with_keys(txns)
+}
+
+/// Wraps transactions, sizing the key space to the keys they use.
+pub fn with_keys(txns: Vec<Txn>) -> Hist {
+    let keys = txns
+        .iter()
+        .flat_map(|t| t.mops.iter())
+        .map(|m| match m {
+            Mop::Append(k, _) | Mop::Read(k, _) => k + 1,
+        })
+        .max()
+        .unwrap_or(1);
+    Hist { keys, txns }
+}
