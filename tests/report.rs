@@ -194,7 +194,7 @@ fn realtime_cycle_labels_its_realtime_edge_and_uses_times() {
     assert!(texts.contains(&"realtime".to_string()), "{texts:?}");
     assert!(texts.contains(&"rw :x init→1".to_string()), "{texts:?}");
     let html = page(&dir);
-    assert!(html.contains("timeline: seconds since the first event shown"));
+    assert!(html.contains("timeline: time since the first event shown"));
 }
 
 #[test]

@@ -164,7 +164,7 @@ pub(crate) fn timeline_svg(h: &History, txns: &[(String, TxnId)]) -> Option<Stri
         let tx = x(v);
         svg.line(tx, base, tx, base + 4.0, r##"stroke="#9e9e9e""##);
         let label = match axis {
-            Axis::Time => format!("+{:.3}s", (v - lo) as f64 / 1e9),
+            Axis::Time => format!("+{}", duration_label(v - lo, hi - lo)),
             Axis::Seq => format!("event {v}"),
             Axis::Index => format!("index {v}"),
         };
@@ -177,7 +177,7 @@ pub(crate) fn timeline_svg(h: &History, txns: &[(String, TxnId)]) -> Option<Stri
         );
     }
     let caption = match axis {
-        Axis::Time => "timeline: seconds since the first event shown",
+        Axis::Time => "timeline: time since the first event shown",
         Axis::Seq => "timeline: position in the history (no usable times)",
         Axis::Index => "timeline: op index (no usable times or positions)",
     };
@@ -228,9 +228,39 @@ mod tests {
             .filter(|n| n.has_tag_name("text"))
             .filter_map(|n| n.text())
             .collect();
-        for want in ["process 0", "process 1", "T1", "T2", "+0.000s"] {
+        for want in ["process 0", "process 1", "T1", "T2", "+0ns"] {
             assert!(texts.contains(&want), "{want} missing from {texts:?}");
         }
         assert!(timeline_svg(&h, &[]).is_none());
+    }
+}
+
+/// A time offset in nanoseconds, in the unit that suits the whole span
+/// (so that a span of microseconds does not read "+0.000s" everywhere).
+fn duration_label(ns: i64, span: i64) -> String {
+    let (div, unit) = match span.abs() {
+        s if s >= 10_000_000_000 => (1e9, "s"),
+        s if s >= 10_000_000 => (1e6, "ms"),
+        s if s >= 10_000 => (1e3, "µs"),
+        _ => (1.0, "ns"),
+    };
+    let v = ns as f64 / div;
+    if v.fract() == 0.0 {
+        format!("{v:.0}{unit}")
+    } else {
+        format!("{v:.1}{unit}")
+    }
+}
+
+#[cfg(test)]
+mod duration_label_tests {
+    use super::duration_label;
+
+    #[test]
+    fn labels_pick_a_unit_that_fits_the_span() {
+        assert_eq!(duration_label(500, 1_000), "500ns");
+        assert_eq!(duration_label(150_000, 200_000), "150µs");
+        assert_eq!(duration_label(2_500_000_000, 3_000_000_000), "2500ms");
+        assert_eq!(duration_label(20_000_000_000, 40_000_000_000), "20s");
     }
 }
