@@ -4,7 +4,7 @@
 # Markdown table (the one in README.md). Needs PostgreSQL on 127.0.0.1:5432 and
 # MariaDB on 127.0.0.1:3306; the sim rows need nothing.
 #   bash scripts/ladder.sh [TXNS]        (default 4000 transactions, 10 clients, 6 keys)
-set -euo pipefail
+set -eu
 cd "$(dirname "$0")/.."
 n=${1:-4000}
 cargo build --release -q
