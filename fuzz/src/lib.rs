@@ -184,7 +184,10 @@ fn assert_history_is_well_formed(h: &History) {
             Observed::Nil => {}
             Observed::Scalar(v) => assert!((v as usize) < nvalues, "value id out of range"),
             Observed::List { start, len } => {
-                assert!(start as usize + len as usize <= h.elems.len(), "list out of range");
+                assert!(
+                    start as usize + len as usize <= h.elems.len(),
+                    "list out of range"
+                );
             }
         }
     }

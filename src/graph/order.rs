@@ -39,8 +39,10 @@ pub fn process_edges(h: &History) -> Vec<(TxnId, TxnId)> {
 ///
 /// Targets may be `ok` or `info` (an `info` transaction may have committed
 /// after its invocation); `info` transactions never become sources because
-/// they never completed. `fail` transactions and transactions without both
-/// an invocation and a completion position get no edges.
+/// they never completed. An invocation that never completed is an `info`
+/// transaction too and still follows what completed before it (Elle gives
+/// it no edge, since it links to completions). `fail` transactions and
+/// transactions without an invocation get no edges.
 pub fn realtime_edges(h: &History) -> Vec<(TxnId, TxnId)> {
     // Events as (seq, kind, txn); invocations sort before completions at the
     // same position, since real-time order needs strictly `complete < invoke`.
@@ -52,8 +54,10 @@ pub fn realtime_edges(h: &History) -> Vec<(TxnId, TxnId)> {
         if t.outcome == Outcome::Fail {
             continue;
         }
-        if let (Some(inv), Some(_)) = (t.invoke_seq, t.complete_seq) {
-            events.push((inv, INVOKE, i));
+        if let Some(inv) = t.invoke_seq {
+            if t.complete_seq.is_some() || t.outcome == Outcome::Info {
+                events.push((inv, INVOKE, i));
+            }
         }
         if let (Outcome::Ok, Some(c)) = (t.outcome, t.complete_seq) {
             events.push((c, COMPLETE, i));
@@ -163,7 +167,8 @@ mod tests {
             txn(Outcome::Info, 1, Some(2), Some(3)),
             txn(Outcome::Fail, 2, Some(4), Some(5)),
             txn(Outcome::Ok, 3, Some(6), Some(7)),
-            // Never completed: Elle links nothing to it.
+            // Never completed: it still follows what completed before it
+            // (Elle links nothing to it; isolde does, see realtime_edges).
             txn(Outcome::Info, 4, Some(8), None),
             // Completed without an invocation: a source, never a target.
             txn(Outcome::Ok, 5, None, Some(9)),
@@ -171,7 +176,7 @@ mod tests {
         ]);
         let mut e = realtime_edges(&h);
         e.sort_unstable();
-        assert_eq!(e, vec![(0, 1), (0, 3), (3, 6), (5, 6)]);
+        assert_eq!(e, vec![(0, 1), (0, 3), (3, 4), (3, 6), (5, 6)]);
     }
 
     #[test]

@@ -18,6 +18,8 @@ use super::raw::{OpType, RawMop, RawOp, RawValue};
 use super::{Datum, MopKind};
 use std::io::{self, Read};
 
+mod fast;
+
 /// Deepest nesting of collections accepted. Jepsen ops nest 4 or 5 deep.
 pub const MAX_DEPTH: usize = 1000;
 
@@ -606,6 +608,37 @@ impl<R: Read> Scanner<R> {
                 }
             }
         }
+    }
+
+    /// Reads the next op through the fast path (see `fast.rs`) when it has
+    /// the common shape and lies wholly in the buffer; otherwise consumes
+    /// nothing and returns `None`.
+    fn simple_op(&mut self) -> Res<Option<RawOp>> {
+        /// Bytes wanted in the buffer before trying: more than any common op.
+        const WINDOW: usize = 64 * 1024;
+        self.skip_ws()?;
+        if self.end - self.pos < WINDOW && !self.eof {
+            self.refill()?;
+            self.skip_ws()?;
+        }
+        if self.pos >= self.end || self.buf[self.pos] != b'{' {
+            return Ok(None);
+        }
+        let Some((op, used)) = fast::op(&self.buf[self.pos..self.end], self.dialect, self.class) else {
+            return Ok(None);
+        };
+        let (line, col) = self.here();
+        self.pos += used;
+        Ok(Some(RawOp {
+            index: op.index,
+            time: op.time,
+            kind: op.kind,
+            process: Datum::Int(op.process),
+            f: op.f,
+            value: op.value,
+            line,
+            col,
+        }))
     }
 
     fn at_eof(&mut self) -> Res<Option<(u32, u32)>> {
@@ -1482,6 +1515,8 @@ pub(crate) fn decode_mops(
 pub struct EdnReader<R> {
     scanner: Scanner<R>,
     dialect: Dialect,
+    /// Try the fast path first (off only in tests that compare the paths).
+    fast: bool,
     /// Set after an error: the stream is not resumed past bad input.
     failed: bool,
 }
@@ -1496,6 +1531,7 @@ impl<R: Read> EdnReader<R> {
         EdnReader {
             scanner: Scanner::new(input, file, dialect),
             dialect,
+            fast: true,
             failed: false,
         }
     }
@@ -1504,6 +1540,16 @@ impl<R: Read> EdnReader<R> {
     pub fn next_op(&mut self) -> Result<Option<RawOp>, ReadError> {
         if self.failed {
             return Ok(None);
+        }
+        if self.fast && self.scanner.stack.is_empty() {
+            match self.scanner.simple_op() {
+                Ok(Some(op)) => return Ok(Some(op)),
+                Ok(None) => {}
+                Err(e) => {
+                    self.failed = true;
+                    return Err(e);
+                }
+            }
         }
         let r = match self.scanner.next_form() {
             Ok(None) => Ok(None),

@@ -141,6 +141,20 @@ pub fn load<R: Read>(input: R, name: &str, format: Option<Format>) -> Result<Loa
     })
 }
 
+/// How many threads a check may use: `ISOLDE_THREADS` when it is set to a
+/// positive number (1: no helper threads), else the machine's available
+/// parallelism. Results never depend on it.
+pub fn threads() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        std::env::var("ISOLDE_THREADS")
+            .ok()
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .filter(|&n| n >= 1)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    })
+}
+
 /// Reads from `r` until `enough` says so, `max` bytes, or the end.
 fn peek<R: Read>(r: &mut R, max: usize, enough: impl Fn(&[u8]) -> bool) -> io::Result<Vec<u8>> {
     let mut head = Vec::new();

@@ -2,6 +2,7 @@
 //! [`History`] into dependency edges, non-cycle anomalies, and can later
 //! explain any edge it produced.
 
+pub mod duplicates;
 pub mod list_append;
 pub mod rw_register;
 

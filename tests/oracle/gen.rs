@@ -21,7 +21,9 @@ pub enum Semantics {
     /// appends go to the end of the committed lists. `fcw`: a transaction
     /// whose write set meets that of one committed since its begin aborts.
     Snapshot { fcw: bool },
-    /// Reads see the latest committed lists plus own appends.
+    /// Reads see the latest committed lists plus own appends; an append
+    /// takes the key's write lock until commit (no dirty writes, so every
+    /// list read is a real version), and a deadlock aborts a transaction.
     ReadCommitted,
     /// Appends go straight into the shared lists and stay there even if the
     /// transaction aborts; reads see everything.
@@ -37,8 +39,8 @@ pub struct TxnSpec {
     pub applied: bool,
     /// For `info`: whether its completion is recorded at all.
     pub completes: bool,
-    /// For `info`/`fail` completions: 0 = reads nil, 1 = what it saw,
-    /// 2 = garbage (these reads must be ignored).
+    /// For `fail` and `info` completions when [`Knobs::fault_reads`]:
+    /// 0 = reads nil, 1 = what it saw, 2 = garbage. Otherwise 0.
     pub junk_reads: u8,
 }
 
@@ -58,6 +60,9 @@ pub struct Spec {
     pub corruptions: Vec<Corruption>,
     /// Append a final `ok` transaction that reads every key after all others.
     pub final_read: bool,
+    /// See [`Knobs::fault_reads`]; off, corruptions spare `info` and
+    /// `fail` reads.
+    pub fault_reads: bool,
 }
 
 /// Knobs for [`spec`].
@@ -71,9 +76,14 @@ pub struct Knobs {
     pub final_read: u32,
     /// Maximum number of generated transactions (2..=max).
     pub max_txns: usize,
+    /// Let `info` and `fail` completions carry non-nil reads. Off: they
+    /// carry their invocation's nil reads, as Jepsen clients record them.
+    /// (isolde, like Elle, uses non-nil reads of such transactions; the
+    /// oracle ignores them: see the `*_reads_*` unit tests.)
+    pub fault_reads: bool,
 }
 
-fn txn_spec(keys: u8, faults: bool) -> impl Strategy<Value = TxnSpec> {
+fn txn_spec(keys: u8, faults: bool, fault_reads: bool) -> impl Strategy<Value = TxnSpec> {
     let outcome = if faults {
         prop_oneof![8 => Just(Outcome::Ok), 1 => Just(Outcome::Fail), 1 => Just(Outcome::Info)]
             .boxed()
@@ -87,13 +97,19 @@ fn txn_spec(keys: u8, faults: bool) -> impl Strategy<Value = TxnSpec> {
         any::<bool>(),
         0u8..3,
     )
-        .prop_map(|(mops, outcome, applied, completes, junk_reads)| TxnSpec {
-            mops,
-            outcome,
-            applied,
-            completes,
-            junk_reads,
-        })
+        .prop_map(
+            move |(mops, outcome, applied, completes, junk_reads)| TxnSpec {
+                mops,
+                outcome,
+                applied,
+                completes,
+                junk_reads: if outcome != Outcome::Ok && !fault_reads {
+                    0
+                } else {
+                    junk_reads
+                },
+            },
+        )
 }
 
 /// A strategy for specs with the given semantics.
@@ -109,7 +125,10 @@ pub fn spec(
             Just(Vec::new()).boxed()
         };
         (
-            prop::collection::vec(txn_spec(keys, knobs.faults), 2..=knobs.max_txns),
+            prop::collection::vec(
+                txn_spec(keys, knobs.faults, knobs.fault_reads),
+                2..=knobs.max_txns,
+            ),
             prop::collection::vec(any::<u8>(), 0..48),
             corruptions,
             prop::bool::weighted(f64::from(knobs.final_read) / 10.0),
@@ -122,6 +141,7 @@ pub fn spec(
                 choices,
                 corruptions,
                 final_read,
+                fault_reads: knobs.fault_reads,
             })
     })
 }
@@ -223,7 +243,7 @@ pub fn build(spec: &Spec) -> Hist {
             complete: Some(end + 2),
         });
     }
-    corrupt(&mut h, &spec.corruptions);
+    corrupt(&mut h, &spec.corruptions, spec.fault_reads);
     h
 }
 
@@ -342,111 +362,107 @@ struct Running {
     invoke: u32,
 }
 
+/// The shared state of a concurrent run.
+struct Db {
+    committed: Vec<Vec<u32>>,
+    /// Read uncommitted: the shared lists, dirty appends included.
+    shared: Vec<Vec<u32>>,
+    /// Per key, the commit count at its last committed append.
+    last_write: Vec<usize>,
+    /// Read committed: per key, the running transaction (spec index)
+    /// holding its write lock until it ends, so there are no dirty writes.
+    locks: Vec<Option<usize>>,
+    commits: usize,
+    /// Next event position.
+    pos: u32,
+}
+
 /// Interleaves the transactions; returns the history and the final lists.
 fn concurrent(spec: &Spec, keys: usize, c: &mut Choices) -> (Hist, Vec<Vec<u32>>) {
     let mut next = vec![1u32; keys];
-    let mut committed: Vec<Vec<u32>> = vec![Vec::new(); keys];
-    // RU: the shared lists, dirty appends included.
-    let mut shared: Vec<Vec<u32>> = vec![Vec::new(); keys];
-    // Per key, the commit count at its last committed append.
-    let mut last_write: Vec<usize> = vec![0; keys];
-    let mut commits = 0usize;
-    let mut pos = 0u32;
+    let mut db = Db {
+        committed: vec![Vec::new(); keys],
+        shared: vec![Vec::new(); keys],
+        last_write: vec![0; keys],
+        locks: vec![None; keys],
+        commits: 0,
+        pos: 0,
+    };
     let mut procs = Processes::new();
     let mut running: Vec<Running> = Vec::new();
     let mut out: Vec<Option<Txn>> = vec![None; spec.txns.len()];
     let mut started = 0;
+    let blocked = |db: &Db, r: &Running| match spec.txns[r.spec].mops.get(r.step) {
+        Some(&(false, k)) => db.locks[k as usize].is_some_and(|owner| owner != r.spec),
+        _ => false,
+    };
     while started < spec.txns.len() || !running.is_empty() {
         let can_start =
             started < spec.txns.len() && running.len() < spec.concurrency.max(1) as usize;
-        let choice = c.pick(running.len() + usize::from(can_start));
-        if choice == running.len() || running.is_empty() {
+        let ready: Vec<usize> = (0..running.len())
+            .filter(|&i| !blocked(&db, &running[i]))
+            .collect();
+        if ready.is_empty() && !can_start {
+            // Every transaction waits for a lock: the database aborts one.
+            let r = running.swap_remove(c.pick(running.len()));
+            let t = end(spec, &mut db, &mut procs, r, true);
+            out[t.0] = Some(t.1);
+            continue;
+        }
+        let choice = c.pick(ready.len() + usize::from(can_start));
+        if choice == ready.len() {
             let process = procs.take(c);
             running.push(Running {
                 spec: started,
                 step: 0,
-                snapshot: committed.clone(),
-                begun_at: commits,
+                snapshot: db.committed.clone(),
+                begun_at: db.commits,
                 own: Vec::new(),
                 mops: Vec::new(),
                 process,
-                invoke: pos,
+                invoke: db.pos,
             });
-            pos += 1;
+            db.pos += 1;
             started += 1;
             continue;
         }
-        let r = &mut running[choice];
+        let r = &mut running[ready[choice]];
         let ts = &spec.txns[r.spec];
-        if r.step < ts.mops.len() {
-            let (read, k) = ts.mops[r.step];
-            let k = k as usize;
-            r.step += 1;
-            if read {
-                let mut seen = match spec.semantics {
-                    Semantics::Snapshot { .. } => r.snapshot[k].clone(),
-                    Semantics::ReadCommitted => committed[k].clone(),
-                    _ => shared[k].clone(),
-                };
-                if spec.semantics != Semantics::ReadUncommitted {
-                    seen.extend(r.own.iter().filter(|(k2, _)| *k2 == k).map(|(_, v)| *v));
-                }
-                r.mops.push(Mop::Read(k, nil_if_empty(seen, c)));
-            } else {
-                let v = next[k];
-                next[k] += 1;
-                r.own.push((k, v));
-                r.mops.push(Mop::Append(k, v));
-                if spec.semantics == Semantics::ReadUncommitted {
-                    shared[k].push(v);
-                }
-            }
+        if r.step == ts.mops.len() {
+            let r = running.swap_remove(ready[choice]);
+            let t = end(spec, &mut db, &mut procs, r, false);
+            out[t.0] = Some(t.1);
             continue;
         }
-        // Commit (or abort).
-        let r = running.swap_remove(choice);
-        let ts = &spec.txns[r.spec];
-        let conflict = spec.semantics == (Semantics::Snapshot { fcw: true })
-            && r.own.iter().any(|&(k, _)| last_write[k] > r.begun_at);
-        let mut outcome = ts.outcome;
-        if conflict && outcome == Outcome::Ok {
-            outcome = Outcome::Fail;
-        }
-        let takes_effect = !conflict
-            && match outcome {
-                Outcome::Ok => true,
-                Outcome::Fail => false,
-                Outcome::Info => ts.applied,
+        let (read, k) = ts.mops[r.step];
+        let k = k as usize;
+        r.step += 1;
+        if read {
+            let mut seen = match spec.semantics {
+                Semantics::Snapshot { .. } => r.snapshot[k].clone(),
+                Semantics::ReadCommitted => db.committed[k].clone(),
+                _ => db.shared[k].clone(),
             };
-        if takes_effect {
-            commits += 1;
-            for &(k, v) in &r.own {
-                committed[k].push(v);
-                last_write[k] = commits;
+            if spec.semantics != Semantics::ReadUncommitted {
+                seen.extend(r.own.iter().filter(|(k2, _)| *k2 == k).map(|(_, v)| *v));
+            }
+            r.mops.push(Mop::Read(k, nil_if_empty(seen, c)));
+        } else {
+            let v = next[k];
+            next[k] += 1;
+            r.own.push((k, v));
+            r.mops.push(Mop::Append(k, v));
+            match spec.semantics {
+                Semantics::ReadUncommitted => db.shared[k].push(v),
+                Semantics::ReadCommitted => db.locks[k] = Some(r.spec),
+                _ => {}
             }
         }
-        let mut mops = r.mops;
-        if outcome != Outcome::Ok {
-            mops = junk(&mops, ts.junk_reads);
-        }
-        let completes = outcome != Outcome::Info || ts.completes;
-        let complete = completes.then(|| {
-            pos += 1;
-            pos - 1
-        });
-        procs.release(r.process, outcome == Outcome::Info);
-        out[r.spec] = Some(Txn {
-            process: r.process,
-            outcome,
-            mops,
-            invoke: r.invoke,
-            complete,
-        });
     }
     let state = if spec.semantics == Semantics::ReadUncommitted {
-        shared
+        db.shared
     } else {
-        committed
+        db.committed
     };
     let txns = out
         .into_iter()
@@ -455,13 +471,65 @@ fn concurrent(spec: &Spec, keys: usize, c: &mut Choices) -> (Hist, Vec<Vec<u32>>
     (Hist { keys, txns }, state)
 }
 
+/// Commits or aborts a running transaction (`abort`: the database chose
+/// to, e.g. on deadlock); returns its spec index and its record.
+fn end(spec: &Spec, db: &mut Db, procs: &mut Processes, r: Running, abort: bool) -> (usize, Txn) {
+    let ts = &spec.txns[r.spec];
+    let conflict = abort
+        || (spec.semantics == (Semantics::Snapshot { fcw: true })
+            && r.own.iter().any(|&(k, _)| db.last_write[k] > r.begun_at));
+    let mut outcome = ts.outcome;
+    if conflict && outcome == Outcome::Ok {
+        outcome = Outcome::Fail;
+    }
+    let takes_effect = !conflict
+        && match outcome {
+            Outcome::Ok => true,
+            Outcome::Fail => false,
+            Outcome::Info => ts.applied,
+        };
+    if takes_effect {
+        db.commits += 1;
+        for &(k, v) in &r.own {
+            db.committed[k].push(v);
+            db.last_write[k] = db.commits;
+        }
+    }
+    for l in db.locks.iter_mut() {
+        if *l == Some(r.spec) {
+            *l = None;
+        }
+    }
+    let mut mops = r.mops;
+    if outcome != Outcome::Ok {
+        mops = junk(&mops, ts.junk_reads);
+    }
+    let completes = outcome != Outcome::Info || ts.completes;
+    let complete = completes.then(|| {
+        db.pos += 1;
+        db.pos - 1
+    });
+    procs.release(r.process, outcome == Outcome::Info);
+    let txn = Txn {
+        process: r.process,
+        outcome,
+        mops,
+        invoke: r.invoke,
+        complete,
+    };
+    (r.spec, txn)
+}
+
 /// Damages reads: `how` picks truncation, removal, adjacent swap,
 /// duplication, a phantom value, nil, or a prefix of everything appended.
-fn corrupt(h: &mut Hist, corruptions: &[Corruption]) {
+fn corrupt(h: &mut Hist, corruptions: &[Corruption], fault_reads: bool) {
     let appended = h.appended();
     let n = h.txns.len();
     for &(t, m, how, arg) in corruptions {
         let t = &mut h.txns[t as usize % n];
+        if t.outcome != Outcome::Ok && !fault_reads {
+            continue;
+        }
         let reads: Vec<usize> = (0..t.mops.len())
             .filter(|&i| matches!(t.mops[i], Mop::Read(..)))
             .collect();
@@ -479,7 +547,10 @@ fn corrupt(h: &mut Hist, corruptions: &[Corruption]) {
             1 if !vs.is_empty() => {
                 vs.remove(a % vs.len());
             }
-            2 if vs.len() >= 2 => vs.swap(a % (vs.len() - 1), a % (vs.len() - 1) + 1),
+            2 if vs.len() >= 2 => {
+                let i = a % (vs.len() - 1);
+                vs.swap(i, i + 1);
+            }
             3 if !vs.is_empty() => vs.push(vs[a % vs.len()]),
             4 => vs.push(100 + (a % 5) as u32),
             5 => {

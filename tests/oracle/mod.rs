@@ -10,8 +10,6 @@
 //! reads to snapshots (snapshot isolation). The search is a DFS over serial
 //! orders that stops extending an order as soon as one read disagrees.
 
-#![allow(dead_code)]
-
 pub mod gen;
 
 use std::collections::HashSet;
@@ -138,34 +136,73 @@ impl Hist {
         out
     }
 
-    /// Elle's method sees the whole version order: no `info` or `fail`
-    /// transaction, and every appended value shows up in some read.
-    pub fn fully_observed(&self) -> bool {
-        if self.txns.iter().any(|t| t.outcome != Outcome::Ok) {
-            return false;
-        }
+    /// The values each key's `ok` reads show.
+    fn observed(&self) -> Vec<HashSet<u32>> {
         let mut seen: Vec<HashSet<u32>> = vec![HashSet::new(); self.keys];
-        for t in &self.txns {
+        for t in self.txns.iter().filter(|t| t.outcome == Outcome::Ok) {
             for m in &t.mops {
                 if let Mop::Read(k, Some(l)) = m {
                     seen[*k].extend(l.iter().copied());
                 }
             }
         }
-        self.appended()
-            .iter()
-            .enumerate()
-            .all(|(k, vs)| vs.iter().all(|v| seen[k].contains(v)))
+        seen
     }
 
-    /// Every element of every read of an `ok` transaction was appended by
-    /// some `ok` transaction (no phantom and no aborted values).
-    pub fn reads_only_committed_values(&self) -> bool {
-        let mut written: Vec<HashSet<u32>> = vec![HashSet::new(); self.keys];
-        for t in self.txns.iter().filter(|t| t.outcome == Outcome::Ok) {
+    /// Elle's method sees the whole version order of what took effect:
+    /// every append of an `ok` transaction shows up in some `ok` read, and
+    /// an `info` transaction's appends show up all or not at all.
+    pub fn fully_observed(&self) -> bool {
+        let seen = self.observed();
+        self.txns.iter().all(|t| {
+            let mut appends = t.mops.iter().filter_map(|m| match m {
+                Mop::Append(k, v) => Some(seen[*k].contains(v)),
+                Mop::Read(..) => None,
+            });
+            match t.outcome {
+                Outcome::Ok => appends.all(|s| s),
+                Outcome::Info => {
+                    let s: Vec<bool> = appends.collect();
+                    s.iter().all(|&x| x) || s.iter().all(|&x| !x)
+                }
+                Outcome::Fail => true,
+            }
+        })
+    }
+
+    /// Some transaction ended `info` or `fail`.
+    pub fn has_faults(&self) -> bool {
+        self.txns.iter().any(|t| t.outcome != Outcome::Ok)
+    }
+
+    /// Every element of every `ok` read was appended by some transaction
+    /// (no phantom values).
+    pub fn reads_only_appended_values(&self) -> bool {
+        let appended = self.appended();
+        self.txns
+            .iter()
+            .filter(|t| t.outcome == Outcome::Ok)
+            .all(|t| {
+                t.mops.iter().all(|m| match m {
+                    Mop::Read(k, Some(l)) => l.iter().all(|v| appended[*k].contains(v)),
+                    _ => true,
+                })
+            })
+    }
+
+    /// Every read of an `ok` transaction shows each transaction's appends
+    /// to that key in the order the transaction made them. (A read showing
+    /// one transaction's appends swapped but adjacent, `[2 1]` for `append
+    /// 1; append 2`, has no dependency edge and no anomaly in Elle's method.)
+    pub fn reads_keep_append_order(&self) -> bool {
+        use std::collections::HashMap;
+        let mut rank: HashMap<(usize, u32), (usize, usize)> = HashMap::new();
+        for (i, t) in self.txns.iter().enumerate() {
+            let mut count = vec![0usize; self.keys];
             for m in &t.mops {
                 if let Mop::Append(k, v) = m {
-                    written[*k].insert(*v);
+                    rank.insert((*k, *v), (i, count[*k]));
+                    count[*k] += 1;
                 }
             }
         }
@@ -173,9 +210,15 @@ impl Hist {
             .iter()
             .filter(|t| t.outcome == Outcome::Ok)
             .all(|t| {
-                t.mops.iter().all(|m| match m {
-                    Mop::Read(k, Some(l)) => l.iter().all(|v| written[*k].contains(v)),
-                    _ => true,
+                t.mops.iter().all(|m| {
+                    let Mop::Read(k, Some(l)) = m else {
+                        return true;
+                    };
+                    let mut last: HashMap<usize, usize> = HashMap::new();
+                    l.iter().all(|v| match rank.get(&(*k, *v)) {
+                        Some(&(w, r)) => last.insert(w, r).is_none_or(|prev| prev <= r),
+                        None => true,
+                    })
                 })
             })
     }
@@ -212,7 +255,7 @@ fn must_precede(a: &Txn, b: &Txn, model: Model) -> bool {
     }
 }
 
-/// Runs `t` on `lists`, checking its reads when `check` is set.
+/// Do `t`'s reads all match, run on top of `lists` (plus its own appends)?
 fn reads_match(t: &Txn, lists: &[Vec<u32>]) -> bool {
     let mut own: Vec<(usize, u32)> = Vec::new();
     for m in &t.mops {
@@ -249,7 +292,6 @@ fn write_keys(t: &Txn) -> u64 {
 
 struct Search<'a> {
     h: &'a Hist,
-    model: Model,
     /// `ok` and `info` transactions: the ones that may take effect.
     candidates: Vec<usize>,
     /// Bit set of the `ok` transactions: all must be placed.
@@ -360,7 +402,6 @@ pub fn witness(h: &Hist, model: Model) -> Option<Vec<usize>> {
         .collect();
     let mut s = Search {
         h,
-        model,
         candidates,
         needed,
         preds,
@@ -469,4 +510,113 @@ pub fn with_keys(txns: Vec<Txn>) -> Hist {
         .max()
         .unwrap_or(1);
     Hist { keys, txns }
+}
+
+/// The definition enumerated with no pruning and no memo: every subset of
+/// the `info` transactions, every order of it with the `ok` ones, each
+/// replayed from scratch. Only for cross-checking [`holds`] on tiny
+/// histories (factorial time).
+pub fn naive_holds(h: &Hist, model: Model) -> bool {
+    let of = |o: Outcome| -> Vec<usize> {
+        (0..h.txns.len())
+            .filter(|&i| h.txns[i].outcome == o)
+            .collect()
+    };
+    let (oks, infos) = (of(Outcome::Ok), of(Outcome::Info));
+    (0..1u32 << infos.len()).any(|mask| {
+        let mut chosen = oks.clone();
+        chosen.extend(
+            infos
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & 1 << i != 0)
+                .map(|(_, &t)| t),
+        );
+        permutations(&chosen)
+            .iter()
+            .any(|order| naive_order_ok(h, model, order))
+    })
+}
+
+fn permutations(xs: &[usize]) -> Vec<Vec<usize>> {
+    if xs.is_empty() {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for i in 0..xs.len() {
+        let mut rest = xs.to_vec();
+        let x = rest.remove(i);
+        for mut p in permutations(&rest) {
+            p.insert(0, x);
+            out.push(p);
+        }
+    }
+    out
+}
+
+fn naive_order_ok(h: &Hist, model: Model, order: &[usize]) -> bool {
+    // No transaction may come after one that must follow it.
+    for (i, &later) in order.iter().enumerate() {
+        for &earlier in &order[..i] {
+            let (a, b) = (&h.txns[later], &h.txns[earlier]);
+            let done_before = a.outcome == Outcome::Ok && a.complete.is_some_and(|c| c < b.invoke);
+            let forced = match model {
+                Model::StrictSerializable => done_before,
+                Model::StrongSessionSerializable => done_before && a.process == b.process,
+                _ => false,
+            };
+            if forced {
+                return false;
+            }
+        }
+    }
+    // The lists after each prefix of the order.
+    let mut states = vec![vec![Vec::new(); h.keys]];
+    for &t in order {
+        let mut next = states.last().expect("initial state").clone();
+        for m in &h.txns[t].mops {
+            if let Mop::Append(k, v) = m {
+                next[*k].push(*v);
+            }
+        }
+        states.push(next);
+    }
+    let writes = |t: usize| -> Vec<usize> {
+        h.txns[t]
+            .mops
+            .iter()
+            .filter_map(|m| {
+                if let Mop::Append(k, _) = m {
+                    Some(*k)
+                } else {
+                    None
+                }
+            })
+            .collect()
+    };
+    order.iter().enumerate().all(|(p, &t)| {
+        if h.txns[t].outcome != Outcome::Ok {
+            return true;
+        }
+        let first = if model == Model::SnapshotIsolation {
+            let mine = writes(t);
+            (0..p)
+                .filter(|&q| writes(order[q]).iter().any(|k| mine.contains(k)))
+                .map(|q| q + 1)
+                .max()
+                .unwrap_or(0)
+        } else {
+            p
+        };
+        (first..=p).any(|s| {
+            let mut lists = states[s].clone();
+            h.txns[t].mops.iter().all(|m| match m {
+                Mop::Append(k, v) => {
+                    lists[*k].push(*v);
+                    true
+                }
+                Mop::Read(k, got) => got.as_deref().unwrap_or(&[]) == lists[*k].as_slice(),
+            })
+        })
+    })
 }

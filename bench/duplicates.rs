@@ -1,0 +1,115 @@
+//! Benchmark of duplicate-value checking with the workload parameters of
+//! Cai et al., Appendix C (Fig. 3 left and right), on histories from a
+//! simulated serializable database and two broken ones (snapshot isolation,
+//! lost update).
+//!
+//! Usage: `cargo bench --bench duplicates -- [left|right|all] [--quick] [--save DIR] [--level NAME]...`
+//! Prints one Markdown table row per history and level.
+
+use isolde::history::read::read_history;
+use isolde::workload::duplicates::gen::{generate, Db, Params};
+use isolde::workload::duplicates::{check_duplicates, Level, Limits};
+use std::time::Instant;
+
+fn db_name(db: Db) -> &'static str {
+    match db {
+        Db::Serializable => "serializable",
+        Db::SnapshotIsolation => "SI",
+        Db::LostUpdate => "lost-update",
+    }
+}
+
+fn run(label: &str, p: &Params, save: Option<&str>, levels: &[Level]) {
+    let t = Instant::now();
+    let edn = generate(p);
+    let gen_ms = t.elapsed().as_secs_f64() * 1e3;
+    if let Some(dir) = save {
+        let _ = std::fs::create_dir_all(dir);
+        let name = format!("{dir}/{}-{}.edn", label.replace([' ', '%', '='], "_"), db_name(p.db));
+        let _ = std::fs::write(name, &edn);
+    }
+    let t = Instant::now();
+    let h = match read_history(edn.as_bytes(), "bench", None) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("generated history does not parse: {e}");
+            return;
+        }
+    };
+    let parse_ms = t.elapsed().as_secs_f64() * 1e3;
+    let ops: u32 = h.txns.iter().map(|t| t.mops_len).sum();
+    let limits = Limits { time_ms: 60_000, ..Limits::default() };
+    for &level in levels {
+        let v = check_duplicates(&h, level, &limits);
+        let s = v.stats;
+        println!(
+            "| {label} | {} | {} | {} | {} | {} | {:.0} | {:.0}/{:.0}/{:.0}/{:.0} | {} | {} | {} | {} | {} | {:.0} / {:.0} |",
+            db_name(p.db),
+            h.txns.len(),
+            ops,
+            level.name(),
+            v.valid.name(),
+            v.elapsed_ms,
+            s.ms[0],
+            s.ms[1],
+            s.ms[2],
+            s.ms[3],
+            s.ambiguous_keys,
+            s.vars,
+            s.open_vars,
+            s.sat_clauses,
+            s.conflicts,
+            gen_ms,
+            parse_ms,
+        );
+        if v.valid.name() == "unknown" {
+            eprintln!("  unknown: {}", v.reason);
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let save = args.iter().position(|a| a == "--save").and_then(|i| args.get(i + 1)).map(String::as_str);
+    let mut levels: Vec<Level> = args
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| *a == "--level")
+        .filter_map(|(i, _)| args.get(i + 1).and_then(|n| Level::from_name(n)))
+        .collect();
+    if levels.is_empty() {
+        levels = vec![Level::Serializable, Level::StrictSerializable, Level::SnapshotIsolation];
+    }
+    let names: Vec<&str> = levels.iter().map(|l| l.name()).collect();
+    let which = args.iter().find(|a| !a.starts_with("--") && Some(a.as_str()) != save && !names.contains(&a.as_str())).map(String::as_str).unwrap_or("all");
+    println!("| workload | database | txns | micro-ops | level | valid? | check ms | build/forced/prune/SAT ms | ambiguous keys | choice vars | open after propagation | SAT clauses | conflicts | generate / parse ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    if which == "left" || which == "all" {
+        let sizes: &[u32] = if quick { &[1000] } else { &[1000, 2000, 3000, 4000, 5000] };
+        for &n in sizes {
+            run(&format!("left {n} txns"), &Params::paper_left(n, Db::Serializable, 7), save, &levels);
+        }
+        let n = *sizes.last().unwrap_or(&1000);
+        for db in [Db::SnapshotIsolation, Db::LostUpdate] {
+            run(&format!("left {n} txns"), &Params::paper_left(n, db, 7), save, &levels);
+        }
+    }
+    if which == "right" || which == "all" {
+        let shares: &[f64] = if quick { &[1.0] } else { &[0.0, 0.25, 0.5, 0.75, 1.0] };
+        for &d in shares {
+            let mut p = Params::paper_right(d, Db::Serializable, 11);
+            if quick {
+                p.txns = 2000;
+            }
+            run(&format!("right dup={:.0}%", d * 100.0), &p, save, &levels);
+        }
+        for db in [Db::SnapshotIsolation, Db::LostUpdate] {
+            let mut p = Params::paper_right(1.0, db, 11);
+            if quick {
+                p.txns = 2000;
+            }
+            run("right dup=100%", &p, save, &levels);
+        }
+    }
+}

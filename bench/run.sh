@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Times `isolde check -c strict-serializable FILE` (whole run, parse included)
+# on generated list-append histories, best of N runs, and prints a table.
+#
+#   bench/run.sh                      # 10k, 100k, 1M txns x valid, g2, lost-update, mixed
+#   SIZES="100000" KINDS="valid" RUNS=5 bench/run.sh
+#
+# Environment: SIZES, KINDS (space-separated), RUNS (default 3), SEED (1),
+# TIMEOUT per run in seconds (120), EXTRA=0 skips the gzip/zstd/JSON rows.
+# Histories are cached in bench/data/ (gitignored): delete it to regenerate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SIZES=${SIZES:-"10000 100000 1000000"}
+KINDS=${KINDS:-"valid g2 lost-update mixed"}
+RUNS=${RUNS:-3}
+SEED=${SEED:-1}
+TIMEOUT=${TIMEOUT:-120}
+EXTRA=${EXTRA:-1}
+DATA=bench/data
+BIN=target/release/isolde
+GEN=target/release/examples/gen_history
+
+cargo build --release --quiet --bin isolde --example gen_history
+mkdir -p "$DATA"
+
+# gen KIND TXNS FORMAT → path of the cached history
+gen() {
+    local f="$DATA/$1-$2.$3"
+    if [ ! -s "$f" ]; then
+        "$GEN" --txns "$2" --kind "$1" --format "$3" --seed "$SEED" --out "$f.tmp"
+        mv "$f.tmp" "$f"
+    fi
+    echo "$f"
+}
+
+# measure FILE → "seconds KB verdict" of the fastest of RUNS runs
+measure() {
+    local best="" best_kb="" verdict="" out
+    for _ in $(seq "$RUNS"); do
+        /usr/bin/time -o "$DATA/.time" -f '%e %M' timeout "$TIMEOUT" "$BIN" check -c strict-serializable "$1" \
+            >"$DATA/.stdout" 2>/dev/null || true
+        out=$(tail -1 "$DATA/.time")
+        verdict=$(cut -f2 "$DATA/.stdout" 2>/dev/null || true)
+        [ -n "$verdict" ] || verdict="timeout/error"
+        local s=${out% *} kb=${out#* }
+        if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s; best_kb=$kb; fi
+    done
+    echo "$best $best_kb $verdict"
+}
+
+row() { # LABEL FILE
+    local size mb r
+    size=$(stat -c %s "$2")
+    mb=$(awk "BEGIN{printf \"%.1f\", $size/1e6}")
+    r=$(measure "$2")
+    set -- "$1" "$mb" $r
+    printf '| %-26s | %8s | %8s | %9s | %-8s |\n' "$1" "$2" "$3" "$(awk "BEGIN{printf \"%.0f\", $4/1024}")" "$5"
+}
+
+echo "isolde $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; best of $RUNS"
+printf '| %-26s | %8s | %8s | %9s | %-8s |\n' "history (txns, kind)" "MB" "time s" "peak MB" "valid?"
+printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..28})" "----------" "----------" "-----------" "----------"
+for n in $SIZES; do
+    for k in $KINDS; do
+        row "$n $k" "$(gen "$k" "$n" edn)"
+    done
+done
+if [ "$EXTRA" = 1 ]; then
+    f=$(gen valid 100000 edn)
+    [ -s "$f.gz" ] || gzip -6 -c "$f" >"$f.gz"
+    row "100000 valid (gzip)" "$f.gz"
+    if command -v zstd >/dev/null; then
+        [ -s "$f.zst" ] || zstd -q -3 -c "$f" >"$f.zst"
+        row "100000 valid (zstd)" "$f.zst"
+    fi
+    f=$(gen g2 100000 edn)
+    [ -s "$f.gz" ] || gzip -6 -c "$f" >"$f.gz"
+    row "100000 g2 (gzip)" "$f.gz"
+    row "100000 valid (JSON lines)" "$(gen valid 100000 json)"
+fi
+rm -f "$DATA/.stdout" "$DATA/.time"

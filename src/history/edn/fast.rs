@@ -1,0 +1,463 @@
+//! A fast path for the op shape nearly every history uses: one op map on
+//! one line, with only the fields `:index :time :type :process :f :value`,
+//! integer or keyword (JSON: string) keys, integer values and lists of
+//! integers, e.g.
+//! `{:type :ok, :f :txn, :value [[:append 3 7] [:r 4 [1 2]]], :time 5, :process 0, :index 9}`.
+//!
+//! It decodes such an op straight from the input buffer, without the tape,
+//! and gives up (consuming nothing) on anything else: another field, a
+//! newline, a comment, a string escape, a float, a big integer, a non-client
+//! process, a malformed op. The general scanner then reads that op, so
+//! results and error messages are those of the general path.
+
+use super::{Dialect, TERM, WS};
+use crate::history::raw::{OpType, RawMop, RawValue};
+use crate::history::{Datum, MopKind};
+
+/// An op decoded by the fast path, without its position.
+pub(super) struct FastOp {
+    pub index: Option<i64>,
+    pub time: Option<i64>,
+    pub kind: OpType,
+    pub process: i64,
+    pub f: Datum,
+    pub value: Option<Vec<RawMop>>,
+}
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    i: usize,
+    json: bool,
+    class: &'static [u8; 256],
+}
+
+/// Decodes the op map at the start of `b`; returns it and the bytes it
+/// took, or `None` when the general path must read it.
+pub(super) fn op(b: &[u8], dialect: Dialect, class: &'static [u8; 256]) -> Option<(FastOp, usize)> {
+    let mut c = Cursor {
+        b,
+        i: 0,
+        json: dialect == Dialect::Json,
+        class,
+    };
+    c.op().map(|op| (op, c.i))
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    /// Skips blanks and commas on this line; `None` at a newline, a comment
+    /// or a dispatch (`#_`), or at the end of the buffer.
+    fn ws(&mut self) -> Option<u8> {
+        while let Some(&c) = self.b.get(self.i) {
+            if self.class[c as usize] & WS != 0 {
+                self.i += 1;
+            } else if c == b'\n' || c == b';' || c == b'#' {
+                return None;
+            } else {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// The current token ends here (a delimiter follows, inside the buffer).
+    fn at_term(&self) -> bool {
+        self.peek().is_some_and(|c| self.class[c as usize] & TERM != 0)
+    }
+
+    /// A decimal integer of at most 18 digits (the general scanner's fast
+    /// case), no leading zero, no suffix.
+    fn int(&mut self) -> Option<i64> {
+        let neg = self.peek() == Some(b'-');
+        let start = self.i + neg as usize;
+        let mut j = start;
+        let mut v: i64 = 0;
+        while let Some(&d) = self.b.get(j) {
+            if !d.is_ascii_digit() {
+                break;
+            }
+            v = v * 10 + (d - b'0') as i64;
+            j += 1;
+            if j - start > 18 {
+                return None;
+            }
+        }
+        let n = j - start;
+        if n == 0 || (n > 1 && self.b[start] == b'0') {
+            return None;
+        }
+        self.i = j;
+        self.at_term().then_some(if neg { -v } else { v })
+    }
+
+    /// `nil` (JSON: `null`), if that is what comes next.
+    fn nil(&mut self) -> bool {
+        let word: &[u8] = if self.json { b"null" } else { b"nil" };
+        let rest = &self.b[self.i..];
+        if rest.len() >= word.len() && rest.iter().zip(word).all(|(a, b)| a == b) {
+            let save = self.i;
+            self.i += word.len();
+            if self.at_term() {
+                return true;
+            }
+            self.i = save;
+        }
+        false
+    }
+
+    /// A name: a keyword's (EDN, after the colon) or a plain ASCII string's
+    /// (JSON, without escapes).
+    fn name(&mut self) -> Option<&'a [u8]> {
+        let b = self.b;
+        if self.json {
+            if self.peek() != Some(b'"') {
+                return None;
+            }
+            let start = self.i + 1;
+            let mut j = start;
+            loop {
+                match *b.get(j)? {
+                    b'"' => break,
+                    b'\\' => return None,
+                    c if !(0x20..0x80).contains(&c) => return None,
+                    _ => j += 1,
+                }
+            }
+            self.i = j + 1;
+            Some(&b[start..j])
+        } else {
+            if self.peek() != Some(b':') {
+                return None;
+            }
+            let start = self.i + 1;
+            let mut j = start;
+            while let Some(&c) = b.get(j) {
+                if self.class[c as usize] & TERM != 0 {
+                    break;
+                }
+                if c >= 0x80 {
+                    return None;
+                }
+                j += 1;
+            }
+            if j == start || j == b.len() {
+                return None;
+            }
+            self.i = j;
+            Some(&b[start..j])
+        }
+    }
+
+    fn text(name: &[u8]) -> String {
+        // Names are ASCII (checked while scanning them).
+        String::from_utf8_lossy(name).into_owned()
+    }
+
+    fn op(&mut self) -> Option<FastOp> {
+        if self.peek() != Some(b'{') {
+            return None;
+        }
+        self.i += 1;
+        let mut seen = [false; 6];
+        let (mut index, mut time, mut kind, mut process, mut f, mut value) =
+            (None, None, None, None, Datum::Nil, None);
+        loop {
+            if self.ws()? == b'}' {
+                self.i += 1;
+                break;
+            }
+            let field = match self.name()? {
+                b"index" => 0,
+                b"time" => 1,
+                b"type" => 2,
+                b"process" => 3,
+                b"f" => 4,
+                b"value" => 5,
+                _ => return None,
+            };
+            if std::mem::replace(&mut seen[field], true) {
+                return None;
+            }
+            if self.json {
+                if self.ws()? != b':' {
+                    return None;
+                }
+                self.i += 1;
+            }
+            self.ws()?;
+            match field {
+                0 | 1 => {
+                    let v = if self.nil() { None } else { Some(self.int()?) };
+                    if field == 0 {
+                        index = v;
+                    } else {
+                        time = v;
+                    }
+                }
+                2 => {
+                    kind = Some(match self.name()? {
+                        b"invoke" => OpType::Invoke,
+                        b"ok" => OpType::Ok,
+                        b"fail" => OpType::Fail,
+                        b"info" => OpType::Info,
+                        _ => return None,
+                    })
+                }
+                3 => process = Some(self.int()?),
+                4 => {
+                    if !self.nil() {
+                        f = Datum::Keyword(Self::text(self.name()?));
+                    }
+                }
+                _ => {
+                    if !self.nil() {
+                        value = Some(self.mops()?);
+                    }
+                }
+            }
+        }
+        Some(FastOp {
+            index,
+            time,
+            kind: kind?,
+            process: process?,
+            f,
+            value,
+        })
+    }
+
+    /// `[[:append k v] [:r k [..]] ...]`.
+    fn mops(&mut self) -> Option<Vec<RawMop>> {
+        if self.peek() != Some(b'[') {
+            return None;
+        }
+        self.i += 1;
+        let mut mops = Vec::with_capacity(6);
+        loop {
+            match self.ws()? {
+                b']' => {
+                    self.i += 1;
+                    return Some(mops);
+                }
+                b'[' => self.i += 1,
+                _ => return None,
+            }
+            self.ws()?;
+            let kind = match self.name()? {
+                b"append" => MopKind::Append,
+                b"r" => MopKind::Read,
+                b"w" => MopKind::Write,
+                _ => return None,
+            };
+            let key = match self.ws()? {
+                b':' | b'"' => {
+                    let n = Self::text(self.name()?);
+                    if self.json {
+                        Datum::Str(n)
+                    } else {
+                        Datum::Keyword(n)
+                    }
+                }
+                _ => Datum::Int(self.int()?),
+            };
+            let value = match self.ws()? {
+                b']' if kind == MopKind::Read => RawValue::Nil,
+                b'[' if kind == MopKind::Read => {
+                    self.i += 1;
+                    let mut xs = Vec::new();
+                    while self.ws()? != b']' {
+                        xs.push(self.int()?);
+                    }
+                    self.i += 1;
+                    RawValue::Ints(xs)
+                }
+                _ if self.nil() => RawValue::Nil,
+                _ => RawValue::Scalar(Datum::Int(self.int()?)),
+            };
+            if self.ws()? != b']' {
+                return None;
+            }
+            self.i += 1;
+            mops.push(RawMop { kind, key, value });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{tests::OneByte, EdnReader, EDN_CLASS, JSON_CLASS};
+    use super::*;
+    use crate::history::raw::RawOp;
+    use proptest::prelude::*;
+    use std::io::Read;
+
+    fn read<R: Read>(input: R, dialect: Dialect, fast: bool) -> Result<Vec<RawOp>, String> {
+        let mut r = EdnReader::with_dialect(input, "t", dialect);
+        r.fast = fast;
+        let mut ops = Vec::new();
+        loop {
+            match r.next_op() {
+                Ok(Some(op)) => ops.push(op),
+                Ok(None) => return Ok(ops),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+
+    /// Both paths, whole and byte by byte, give the same ops or the same
+    /// error.
+    fn agree(text: &str, dialect: Dialect) {
+        let general = read(text.as_bytes(), dialect, false);
+        assert_eq!(read(text.as_bytes(), dialect, true), general, "{text}");
+        assert_eq!(read(OneByte(text.as_bytes()), dialect, true), general, "{text}");
+    }
+
+    #[test]
+    fn the_common_shapes_take_the_fast_path() {
+        let edn = b"{:type :ok, :f :txn, :value [[:append 3 7] [:r :x [1 -2]] [:r 4 nil] [:r 5]], :time -1, :process 0, :index 9}\n";
+        let (op, used) = op(edn, Dialect::Edn, &EDN_CLASS).expect("fast");
+        assert_eq!(used, edn.len() - 1);
+        assert_eq!((op.index, op.time, op.process), (Some(9), Some(-1), 0));
+        let m = op.value.expect("mops");
+        assert_eq!(m[1].key, Datum::Keyword("x".into()));
+        assert_eq!(m[1].value, RawValue::Ints(vec![1, -2]));
+        assert_eq!((&m[2].value, &m[3].value), (&RawValue::Nil, &RawValue::Nil));
+        let json = br#"{"index":0,"type":"invoke","process":3,"f":"txn","value":[["append","x",1],["r","x",null]]}"#;
+        let (op, _) = super::op(json, Dialect::Json, &JSON_CLASS).expect("fast");
+        assert_eq!(op.f, Datum::Keyword("txn".into()));
+        assert_eq!(op.value.expect("mops")[0].key, Datum::Str("x".into()));
+        // Anything unusual is left to the general path.
+        for odd in [
+            &b"{:type :ok, :process 0, :error :x}"[..],
+            b"{:type :ok, :process :nemesis}",
+            b"{:type :ok, :process 0, :value [[:append 1 1.5]]}",
+            b"{:type :ok, :process 0, :index 99999999999999999999}",
+            b"{:type :ok, :process 0,\n :index 1}",
+            b"{:type :ok, :process 0, :value [[:append 1 2]",
+            b"{:type :ok, :type :ok, :process 0}",
+            b"{:process 0}",
+        ] {
+            assert!(super::op(odd, Dialect::Edn, &EDN_CLASS).is_none(), "{}", String::from_utf8_lossy(odd));
+        }
+    }
+
+    #[test]
+    fn fast_and_general_paths_agree_on_the_conformance_histories() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+        let mut n = 0;
+        for sub in ["list-append", "list-append/samples", "rw-register", "rw-register/samples"] {
+            let Ok(rd) = std::fs::read_dir(dir.join(sub)) else { continue };
+            for e in rd.flatten() {
+                let p = e.path();
+                let dialect = match p.extension().and_then(|x| x.to_str()) {
+                    Some("edn") => Dialect::Edn,
+                    Some("json") if p.to_string_lossy().ends_with(".source.json") => Dialect::Json,
+                    _ => continue,
+                };
+                let text = std::fs::read_to_string(&p).expect("readable");
+                let general = read(text.as_bytes(), dialect, false);
+                assert_eq!(read(text.as_bytes(), dialect, true), general, "{}", p.display());
+                n += 1;
+            }
+        }
+        if n == 0 {
+            eprintln!("skipping: no conformance corpus at {}", dir.display());
+        }
+    }
+
+    /// Op maps built from pieces that are mostly in the fast path's shape
+    /// and sometimes just outside it (or malformed).
+    fn arb_ops(json: bool) -> impl Strategy<Value = String> {
+        let (kw, nil): (fn(&str) -> String, &str) = if json {
+            (|s| format!("\"{s}\""), "null")
+        } else {
+            (|s| format!(":{s}"), "nil")
+        };
+        let int = prop_oneof![
+            (-3i64..200).prop_map(|i| i.to_string()),
+            Just("007".to_string()),
+            Just("12345678901234567890".to_string()),
+            Just("1.5".to_string()),
+            Just("+4".to_string()),
+            Just("-".to_string()),
+        ];
+        let key = prop_oneof![int.clone(), Just(kw("x")), Just("\"y\"".to_string()), Just(":z".to_string())];
+        let elems = proptest::collection::vec(int.clone(), 0..4).prop_map(|v| v.join(" "));
+        let f = prop_oneof![Just(kw("append")), Just(kw("r")), Just(kw("w")), Just(kw("cas"))];
+        let mop = (f, key, prop_oneof![
+            int.clone(),
+            Just(nil.to_string()),
+            elems.prop_map(|e| format!("[{e}]")),
+            Just(String::new()),
+            Just(kw("k")),
+        ])
+            .prop_map(|(f, k, v)| format!("[{f} {k} {v}]"));
+        let mops = proptest::collection::vec(mop, 0..4).prop_map(|m| format!("[{}]", m.join(" ")));
+        let ty = prop_oneof![Just(kw("invoke")), Just(kw("ok")), Just(kw("fail")), Just(kw("info")), Just(kw("bad"))];
+        let field = prop_oneof![
+            int.clone().prop_map(move |i| format!("{} {i}", kw("index"))),
+            int.clone().prop_map(move |i| format!("{} {i}", kw("time"))),
+            ty.prop_map(move |t| format!("{} {t}", kw("type"))),
+            prop_oneof![int.clone(), Just(kw("nemesis"))].prop_map(move |p| format!("{} {p}", kw("process"))),
+            prop_oneof![Just(kw("txn")), Just(nil.to_string())].prop_map(move |f| format!("{} {f}", kw("f"))),
+            prop_oneof![mops, Just(nil.to_string())].prop_map(move |m| format!("{} {m}", kw("value"))),
+            Just(format!("{} {nil}", kw("error"))),
+        ];
+        let sep = if json { ":" } else { " " };
+        let regular = Just(
+            ["index 1", "time 5", "type ok", "process 2", "f txn", "value [[append 1 2] [r 1 [2 3]] [r :k nil]]"]
+                .map(|f| {
+                    let (k, v) = f.split_once(' ').expect("a field");
+                    let v = v.replace("ok", &kw("ok")).replace("txn", &kw("txn")).replace("append", &kw("append"));
+                    let v = v.replace("[r ", &format!("[{} ", kw("r"))).replace("nil", nil).replace(":k", &kw("k"));
+                    format!("{} {v}", kw(k))
+                })
+                .to_vec(),
+        );
+        let fields = prop_oneof![
+            proptest::collection::vec(field.clone(), 0..8),
+            (regular, proptest::collection::vec(field, 0..2), 0usize..6, 0usize..6).prop_map(|(mut r, extra, i, j)| {
+                r.swap(i, j);
+                if extra.len() == 1 {
+                    r[i] = extra[0].clone();
+                }
+                r
+            }),
+        ];
+        let op = fields.prop_map(move |fs: Vec<String>| {
+            let fs: Vec<String> = fs.into_iter().map(|f| f.replacen(' ', sep, 1)).collect();
+            format!("{{{}}}", fs.join(", "))
+        });
+        proptest::collection::vec((op, prop_oneof![Just("\n"), Just(" "), Just("\n\n")]), 1..4)
+            .prop_map(|ops| ops.into_iter().map(|(o, s)| o + s).collect::<String>())
+    }
+
+    /// Runs `n` samples of `arb_ops(json)` through [`agree`]; returns how
+    /// many ops the fast path took.
+    fn agree_on_samples(json: bool, n: usize) -> usize {
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let (dialect, class) = if json { (Dialect::Json, &JSON_CLASS) } else { (Dialect::Edn, &EDN_CLASS) };
+        let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+        let strategy = arb_ops(json);
+        let mut fast = 0;
+        for _ in 0..n {
+            let text = strategy.new_tree(&mut runner).expect("a sample").current();
+            agree(&text, dialect);
+            fast += text.split('\n').filter(|l| l.starts_with('{') && super::op(l.as_bytes(), dialect, class).is_some()).count();
+        }
+        fast
+    }
+
+    #[test]
+    fn fast_and_general_paths_agree_on_random_ops() {
+        for json in [false, true] {
+            let fast = agree_on_samples(json, 3000);
+            // The samples do exercise the fast path, not only the fallback.
+            assert!(fast > 1000, "json {json}: only {fast} ops took the fast path");
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! An incrementally maintained DAG: edges are added one at a time, each
+//! addition either keeps the graph acyclic or reports the cycle it would
+//! close, and additions are undone in LIFO order on backtracking.
+//!
+//! Pearce & Kelly, "A dynamic topological sort algorithm for directed
+//! acyclic graphs" (JEA 2006): keep a topological order; an edge `a → b`
+//! that agrees with it costs nothing, one that disagrees only reorders the
+//! nodes whose positions lie between `b` and `a`.
+
+/// Who added an edge: a solver literal (`u32` code) or nobody (forced).
+pub const FORCED: u32 = u32::MAX;
+
+#[derive(Clone, Debug, Default)]
+pub struct Dag {
+    /// Out- and in-neighbours, each with the tag of the edge.
+    out: Vec<Vec<(u32, u32)>>,
+    inn: Vec<Vec<u32>>,
+    /// `ord[v]`: v's position in the topological order; `at[i]`: the node at i.
+    ord: Vec<u32>,
+    at: Vec<u32>,
+    /// Added edges, for undo.
+    log: Vec<(u32, u32)>,
+    /// DFS scratch.
+    mark: Vec<u32>,
+    stamp: u32,
+    parent: Vec<u32>,
+    fwd: Vec<u32>,
+    bwd: Vec<u32>,
+    stack: Vec<u32>,
+}
+
+impl Dag {
+    /// A DAG over `n` nodes whose initial topological order is `order` (a
+    /// permutation of `0..n`), with no edges yet.
+    pub fn with_order(order: &[u32]) -> Dag {
+        let n = order.len();
+        let mut ord = vec![0u32; n];
+        for (i, &v) in order.iter().enumerate() {
+            ord[v as usize] = i as u32;
+        }
+        Dag {
+            out: vec![Vec::new(); n],
+            inn: vec![Vec::new(); n],
+            ord,
+            at: order.to_vec(),
+            log: Vec::new(),
+            mark: vec![0; n],
+            stamp: 0,
+            parent: vec![u32::MAX; n],
+            fwd: Vec::new(),
+            bwd: Vec::new(),
+            stack: Vec::new(),
+        }
+    }
+
+    /// Number of edges added so far (a mark for [`Dag::undo_to`]).
+    pub fn edges(&self) -> usize {
+        self.log.len()
+    }
+
+    /// Removes the edges added after `mark`, newest first. The order stays
+    /// topological: removing edges never breaks it.
+    pub fn undo_to(&mut self, mark: usize) {
+        while self.log.len() > mark {
+            let (a, b) = self.log.pop().expect("log is longer than mark");
+            self.out[a as usize].pop();
+            self.inn[b as usize].pop();
+        }
+    }
+
+    fn bump(&mut self) -> u32 {
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.mark.iter_mut().for_each(|m| *m = 0);
+            self.stamp = 1;
+        }
+        self.stamp
+    }
+
+    /// Adds `a → b` tagged `tag`. On a cycle the edge is not added and the
+    /// cycle is returned as its edges `(from, to, tag)`, starting with the
+    /// new one.
+    pub fn add(&mut self, a: u32, b: u32, tag: u32) -> Result<(), Vec<(u32, u32, u32)>> {
+        if a == b {
+            return Err(vec![(a, b, tag)]);
+        }
+        let (oa, ob) = (self.ord[a as usize], self.ord[b as usize]);
+        if oa > ob {
+            // Forward from b among nodes ordered before a.
+            let s = self.bump();
+            self.fwd.clear();
+            self.stack.clear();
+            self.stack.push(b);
+            self.mark[b as usize] = s;
+            self.parent[b as usize] = u32::MAX;
+            while let Some(v) = self.stack.pop() {
+                self.fwd.push(v);
+                for i in 0..self.out[v as usize].len() {
+                    let (w, _) = self.out[v as usize][i];
+                    if w == a {
+                        self.parent[a as usize] = v;
+                        return Err(self.cycle(a, b, tag));
+                    }
+                    let ow = self.ord[w as usize];
+                    if ow < oa && self.mark[w as usize] != s {
+                        self.mark[w as usize] = s;
+                        self.parent[w as usize] = v;
+                        self.stack.push(w);
+                    }
+                }
+            }
+            // Backward from a among nodes ordered after b.
+            let s2 = self.bump();
+            self.bwd.clear();
+            self.stack.push(a);
+            self.mark[a as usize] = s2;
+            while let Some(v) = self.stack.pop() {
+                self.bwd.push(v);
+                for i in 0..self.inn[v as usize].len() {
+                    let w = self.inn[v as usize][i];
+                    if self.ord[w as usize] > ob && self.mark[w as usize] != s2 {
+                        self.mark[w as usize] = s2;
+                        self.stack.push(w);
+                    }
+                }
+            }
+            self.reorder();
+        }
+        self.out[a as usize].push((b, tag));
+        self.inn[b as usize].push(a);
+        self.log.push((a, b));
+        Ok(())
+    }
+
+    /// The cycle `a → b ⇝ a` found by the forward search (parents set).
+    fn cycle(&self, a: u32, b: u32, tag: u32) -> Vec<(u32, u32, u32)> {
+        let mut path = Vec::new();
+        let mut v = a;
+        while v != b {
+            let p = self.parent[v as usize];
+            let t = self.out[p as usize]
+                .iter()
+                .find(|&&(w, _)| w == v)
+                .map(|&(_, t)| t)
+                .unwrap_or(FORCED);
+            path.push((p, v, t));
+            v = p;
+        }
+        path.reverse();
+        let mut c = vec![(a, b, tag)];
+        c.extend(path);
+        c
+    }
+
+    /// Pearce–Kelly reordering: the backward set takes the lowest of the
+    /// freed positions, the forward set the rest, each keeping its order.
+    fn reorder(&mut self) {
+        let ord = &self.ord;
+        self.fwd.sort_unstable_by_key(|&v| ord[v as usize]);
+        self.bwd.sort_unstable_by_key(|&v| ord[v as usize]);
+        let mut slots: Vec<u32> = self
+            .bwd
+            .iter()
+            .chain(self.fwd.iter())
+            .map(|&v| self.ord[v as usize])
+            .collect();
+        slots.sort_unstable();
+        for (i, &v) in self.bwd.iter().chain(self.fwd.iter()).enumerate() {
+            self.ord[v as usize] = slots[i];
+            self.at[slots[i] as usize] = v;
+        }
+    }
+
+    /// The current topological order, first to last.
+    pub fn order(&self) -> &[u32] {
+        &self.at
+    }
+
+    /// `v`'s position in the current topological order.
+    pub fn pos(&self, v: u32) -> u32 {
+        self.ord[v as usize]
+    }
+}
+
+/// A topological order of `n` nodes under `edges` (Kahn), or a cycle as a
+/// list of edge indices when there is none.
+pub fn topo_order(n: usize, edges: &[(u32, u32)]) -> Result<Vec<u32>, Vec<usize>> {
+    let mut off = vec![0u32; n + 1];
+    for &(a, _) in edges {
+        off[a as usize + 1] += 1;
+    }
+    for i in 0..n {
+        off[i + 1] += off[i];
+    }
+    let mut adj = vec![0u32; edges.len()];
+    let mut fill = off.clone();
+    for (i, &(a, _)) in edges.iter().enumerate() {
+        adj[fill[a as usize] as usize] = i as u32;
+        fill[a as usize] += 1;
+    }
+    let mut indeg = vec![0u32; n];
+    for &(_, b) in edges {
+        indeg[b as usize] += 1;
+    }
+    let mut order: Vec<u32> = (0..n as u32).filter(|&v| indeg[v as usize] == 0).collect();
+    let mut i = 0;
+    while i < order.len() {
+        let v = order[i] as usize;
+        i += 1;
+        for &e in &adj[off[v] as usize..off[v + 1] as usize] {
+            let b = edges[e as usize].1 as usize;
+            indeg[b] -= 1;
+            if indeg[b] == 0 {
+                order.push(b as u32);
+            }
+        }
+    }
+    if order.len() == n {
+        return Ok(order);
+    }
+    // Some node still has in-degree > 0: walk predecessors among them
+    // until one repeats; that loop is a cycle.
+    let mut pred: Vec<u32> = vec![u32::MAX; n];
+    for (i, &(a, b)) in edges.iter().enumerate() {
+        if indeg[a as usize] > 0 && indeg[b as usize] > 0 && pred[b as usize] == u32::MAX {
+            pred[b as usize] = i as u32;
+        }
+    }
+    let start = (0..n).find(|&v| indeg[v] > 0 && pred[v] != u32::MAX).unwrap_or(0);
+    let mut seen = vec![u32::MAX; n];
+    let mut walk = Vec::new();
+    let mut v = start;
+    while seen[v] == u32::MAX {
+        seen[v] = walk.len() as u32;
+        let e = pred[v] as usize;
+        walk.push(e);
+        v = edges[e].0 as usize;
+    }
+    let mut cyc: Vec<usize> = walk[seen[v] as usize..].to_vec();
+    cyc.reverse();
+    Err(cyc)
+}
+
+/// The shortest cycle through edge `first` (`a → b`): a BFS from `b` back
+/// to `a` over `edges`. Returns edge indices, `first` first.
+pub fn shortest_cycle_through(n: usize, edges: &[(u32, u32)], first: usize) -> Vec<usize> {
+    let mut off = vec![0u32; n + 1];
+    for &(a, _) in edges {
+        off[a as usize + 1] += 1;
+    }
+    for i in 0..n {
+        off[i + 1] += off[i];
+    }
+    let mut adj = vec![0u32; edges.len()];
+    let mut fill = off.clone();
+    for (i, &(a, _)) in edges.iter().enumerate() {
+        adj[fill[a as usize] as usize] = i as u32;
+        fill[a as usize] += 1;
+    }
+    let (a, b) = edges[first];
+    if a == b {
+        return vec![first];
+    }
+    const START: u32 = u32::MAX - 1;
+    let mut via = vec![u32::MAX; n];
+    let mut queue = vec![b];
+    via[b as usize] = START;
+    let mut i = 0;
+    while i < queue.len() && via[a as usize] == u32::MAX {
+        let v = queue[i] as usize;
+        i += 1;
+        for &e in &adj[off[v] as usize..off[v + 1] as usize] {
+            let w = edges[e as usize].1 as usize;
+            if via[w] == u32::MAX {
+                via[w] = e;
+                queue.push(w as u32);
+            }
+        }
+    }
+    if via[a as usize] == u32::MAX {
+        return vec![first];
+    }
+    let mut path = Vec::new();
+    let mut v = a as usize;
+    while v != b as usize {
+        let e = via[v] as usize;
+        path.push(e);
+        v = edges[e].0 as usize;
+    }
+    path.push(first);
+    path.reverse();
+    path
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edge_that_closes_a_cycle_is_refused_and_reported() {
+        let mut d = Dag::with_order(&[0, 1, 2, 3]);
+        d.add(0, 1, 10).unwrap();
+        d.add(1, 2, 11).unwrap();
+        let c = d.add(2, 0, 12).unwrap_err();
+        assert_eq!(c, vec![(2, 0, 12), (0, 1, 10), (1, 2, 11)]);
+        // A backward edge that closes nothing reorders instead.
+        d.add(3, 0, 13).unwrap();
+        let o = d.order();
+        let pos = |v: u32| o.iter().position(|&x| x == v).unwrap();
+        assert!(pos(3) < pos(0) && pos(0) < pos(1) && pos(1) < pos(2));
+    }
+
+    #[test]
+    fn undo_removes_the_newest_edges_only() {
+        let mut d = Dag::with_order(&[0, 1, 2]);
+        d.add(0, 1, 0).unwrap();
+        let m = d.edges();
+        d.add(1, 2, 1).unwrap();
+        assert!(d.add(2, 0, 2).is_err());
+        d.undo_to(m);
+        assert!(d.add(2, 0, 2).is_ok());
+    }
+
+    #[test]
+    fn kahn_finds_an_order_or_a_cycle() {
+        assert_eq!(topo_order(3, &[(2, 1), (1, 0)]).unwrap(), vec![2, 1, 0]);
+        let edges = [(0, 1), (1, 2), (2, 0), (2, 3)];
+        let cyc = topo_order(4, &edges).unwrap_err();
+        assert_eq!(cyc.len(), 3);
+        for w in 0..3 {
+            assert_eq!(edges[cyc[w]].1, edges[cyc[(w + 1) % 3]].0);
+        }
+        let short = shortest_cycle_through(4, &edges, 2);
+        assert_eq!(short, vec![2, 0, 1]);
+    }
+}

@@ -1,0 +1,390 @@
+//! Exact checking of list-append histories whose appended values repeat
+//! (Cai, Liu, Wei & Chen, "Extending Elle for Transaction Workloads with
+//! Duplicate Values", SCCP 2026), for serializability, strict
+//! serializability and snapshot isolation.
+//!
+//! Elle names the writer of each read value; with repeats a value names
+//! several candidates. Here every key is cut into the places its reads
+//! force (see [`problem`]), every repeated value becomes a choice of which
+//! transaction's block fills which place, and a choice is accepted iff the
+//! order it induces is acyclic (see [`solve`]). Keys whose values are unique
+//! have exactly one choice, fixed by propagation before any search. Verdicts
+//! are exact: "valid" comes with a witness replayed by [`witness`], "invalid"
+//! with the contradiction or cycle that no choice avoids, and a bounded
+//! search that runs out says `unknown` and why.
+
+pub mod dag;
+pub mod gen;
+pub mod problem;
+pub mod replay;
+pub mod solve;
+pub mod witness;
+
+use crate::explain::json as js;
+use crate::history::{History, KeyId, MopKind, Observed, Outcome, TxnId};
+use crate::model::Validity;
+use rustc_hash::FxHashSet;
+use serde_json::{json, Map, Value};
+use std::time::Instant;
+
+pub use solve::Stats;
+
+/// The isolation level to decide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Level {
+    Serializable,
+    /// Serializable, in an order that respects real time.
+    StrictSerializable,
+    SnapshotIsolation,
+}
+
+impl Level {
+    /// Elle's name for the level.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Serializable => "serializable",
+            Level::StrictSerializable => "strict-serializable",
+            Level::SnapshotIsolation => "snapshot-isolation",
+        }
+    }
+    /// From Elle's name.
+    pub fn from_name(s: &str) -> Option<Level> {
+        Some(match s {
+            "serializable" => Level::Serializable,
+            "strict-serializable" => Level::StrictSerializable,
+            "snapshot-isolation" => Level::SnapshotIsolation,
+            _ => return None,
+        })
+    }
+    /// Levels from weakest to strongest: each implies the ones before it.
+    pub const ALL: [Level; 3] = [Level::SnapshotIsolation, Level::Serializable, Level::StrictSerializable];
+}
+
+/// Bounds on the work; reaching one gives `unknown`, never a guess.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Wall-clock budget for one check, in milliseconds.
+    pub time_ms: u64,
+    /// Most choice variables (places, unseen flags, SI orders) to build.
+    pub max_vars: usize,
+    /// Most ways to place mixed (multi-value) blocks in one segment.
+    pub max_alternatives: usize,
+    /// Keys with at least this many open choices get reachability pruning.
+    pub prune_threshold: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { time_ms: 30_000, max_vars: 20_000_000, max_alternatives: 256, prune_threshold: 256 }
+    }
+}
+
+/// One reason a level does not hold.
+#[derive(Clone, Debug)]
+pub struct DupAnomaly {
+    /// An Elle anomaly name (`G1c`, `G-single`, `internal`, ...) or one of
+    /// `duplicate-appends-unproducible-read`, `duplicate-appends-unserializable`,
+    /// `duplicate-appends-not-snapshot-isolated`.
+    pub kind: String,
+    pub txns: Vec<TxnId>,
+    pub keys: Vec<KeyId>,
+    pub explanation: String,
+}
+
+/// The verdict for one level.
+#[derive(Clone, Debug)]
+pub struct DupVerdict {
+    pub level: Level,
+    pub valid: Validity,
+    /// One line: why valid, invalid or unknown.
+    pub reason: String,
+    pub anomaly: Option<DupAnomaly>,
+    /// Valid: the serial order (SI: the commit order) of the committed
+    /// transactions, `info` ones included when they must have committed.
+    pub witness: Option<Vec<TxnId>>,
+    /// SI only: for each witness entry, how many witness transactions had
+    /// committed when it started.
+    pub snapshots: Option<Vec<u32>>,
+    pub stats: Stats,
+    pub elapsed_ms: f64,
+}
+
+/// True when some key gets the same value appended more than once (by any
+/// transactions, or twice by one), i.e. Elle's unique-value inference does
+/// not apply.
+pub fn has_duplicate_appends(h: &History) -> bool {
+    let mut seen: FxHashSet<(KeyId, u32)> = FxHashSet::default();
+    h.mops.iter().any(|m| match (m.kind, m.value) {
+        (MopKind::Append, Observed::Scalar(v)) => !seen.insert((m.key, v)),
+        _ => false,
+    })
+}
+
+/// Decides `level` for a list-append history, duplicates or not.
+pub fn check_duplicates(h: &History, level: Level, limits: &Limits) -> DupVerdict {
+    let t0 = Instant::now();
+    let mut v = decide(h, level, limits);
+    v.elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+    v
+}
+
+fn verdict(level: Level, valid: Validity, reason: String) -> DupVerdict {
+    DupVerdict {
+        level,
+        valid,
+        reason,
+        anomaly: None,
+        witness: None,
+        snapshots: None,
+        stats: Stats::default(),
+        elapsed_ms: 0.0,
+    }
+}
+
+fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
+    let keys = match problem::extract(h, limits.max_alternatives) {
+        Ok(k) => k,
+        Err(problem::Extract::Contradiction(c)) => {
+            let mut v = verdict(level, Validity::False, c.explanation.clone());
+            v.anomaly = Some(DupAnomaly { kind: c.kind.to_string(), txns: c.txns, keys: c.keys, explanation: c.explanation });
+            return v;
+        }
+        Err(problem::Extract::Limit(m)) | Err(problem::Extract::NotListAppend(m)) => {
+            return verdict(level, Validity::Unknown, m)
+        }
+    };
+    // Fast path: replay a serial execution (serializable implies snapshot
+    // isolation, so it serves all three levels).
+    let strict = level == Level::StrictSerializable;
+    if let Some(order) = replay::replay_serial(h, &keys, strict) {
+        let snaps = (level == Level::SnapshotIsolation).then(|| (0..order.len() as u32).collect::<Vec<_>>());
+        let replayed = match &snaps {
+            Some(sp) => witness::check_si(h, &order, sp),
+            None => witness::check_serial(h, &order, strict),
+        };
+        if replayed.is_ok() {
+            let mut v = verdict(
+                level,
+                Validity::True,
+                format!("a serial order of {} committed transactions explains every read", order.len()),
+            );
+            v.witness = Some(order);
+            v.snapshots = snaps;
+            v.stats.keys = keys.len();
+            return v;
+        }
+    }
+    let mut s = solve::Solver::new(h, level, &keys, limits);
+    let out = s.run();
+    let stats = s.stats;
+    let mut v = match out {
+        solve::Outcome2::Valid { order, committed } => witness_from(h, level, &order, &committed),
+        solve::Outcome2::Invalid(f) => {
+            let mut v = verdict(level, Validity::False, f.explanation.lines().next().unwrap_or("").to_string());
+            v.anomaly = Some(DupAnomaly { kind: f.kind, txns: f.txns, keys: f.keys, explanation: f.explanation });
+            v
+        }
+        solve::Outcome2::Unknown(m) => verdict(level, Validity::Unknown, m),
+    };
+    v.stats = stats;
+    v
+}
+
+/// Turns the solver's node order into a witness and replays it.
+fn witness_from(h: &History, level: Level, order: &[u32], committed: &[bool]) -> DupVerdict {
+    let (commits, snaps) = if level == Level::SnapshotIsolation {
+        let mut commits = Vec::new();
+        let mut start_at = vec![0u32; h.txns.len()];
+        for &node in order {
+            let t = node / 2;
+            if !committed[t as usize] {
+                continue;
+            }
+            if node % 2 == 0 {
+                start_at[t as usize] = commits.len() as u32;
+            } else {
+                commits.push(t);
+            }
+        }
+        let snaps: Vec<u32> = commits.iter().map(|&t| start_at[t as usize]).collect();
+        (commits, Some(snaps))
+    } else {
+        (order.iter().copied().filter(|&t| committed[t as usize]).collect(), None)
+    };
+    let replay = match &snaps {
+        Some(sp) => witness::check_si(h, &commits, sp),
+        None => witness::check_serial(h, &commits, level == Level::StrictSerializable),
+    };
+    match replay {
+        Ok(()) => {
+            let mut v = verdict(
+                level,
+                Validity::True,
+                format!("an order of {} committed transactions explains every read", commits.len()),
+            );
+            v.witness = Some(commits);
+            v.snapshots = snaps;
+            v
+        }
+        Err(e) => verdict(level, Validity::Unknown, format!("internal: the solver's witness does not replay ({e})")),
+    }
+}
+
+/// Checks several levels, reusing what one verdict implies for another:
+/// serializable ⇒ snapshot isolation; not serializable ⇒ not strict
+/// serializable.
+pub fn check_levels(h: &History, levels: &[Level], limits: &Limits) -> Vec<DupVerdict> {
+    let mut out: Vec<DupVerdict> = Vec::new();
+    let ser = (levels.contains(&Level::Serializable) || levels.len() > 1)
+        .then(|| check_duplicates(h, Level::Serializable, limits));
+    for &l in levels {
+        let v = match (l, &ser) {
+            (Level::Serializable, Some(s)) => s.clone(),
+            (Level::SnapshotIsolation, Some(s)) if s.valid == Validity::True => {
+                let mut v = s.clone();
+                v.level = l;
+                v.reason = format!("serializable, hence snapshot-isolated: {}", s.reason);
+                v.snapshots = s.witness.as_ref().map(|w| (0..w.len() as u32).collect());
+                v
+            }
+            (Level::StrictSerializable, Some(s)) if s.valid == Validity::False => {
+                let mut v = s.clone();
+                v.level = l;
+                v.witness = None;
+                v
+            }
+            _ => check_duplicates(h, l, limits),
+        };
+        out.push(v);
+    }
+    out
+}
+
+/// Overall validity: false if any level failed, unknown if any is unknown.
+pub fn overall(vs: &[DupVerdict]) -> Validity {
+    if vs.iter().any(|v| v.valid == Validity::False) {
+        Validity::False
+    } else if vs.iter().any(|v| v.valid == Validity::Unknown) {
+        Validity::Unknown
+    } else {
+        Validity::True
+    }
+}
+
+/// Models ruled out: the weakest failing levels (`not`) and the stronger
+/// ones they imply (`also-not`).
+fn ruled_out(vs: &[DupVerdict]) -> (Vec<&'static str>, Vec<&'static str>) {
+    let failed: Vec<Level> = Level::ALL
+        .iter()
+        .copied()
+        .filter(|l| vs.iter().any(|v| v.level == *l && v.valid == Validity::False))
+        .collect();
+    let Some(&weakest) = failed.first() else {
+        return (vec![], vec![]);
+    };
+    let pos = Level::ALL.iter().position(|l| *l == weakest).unwrap_or(0);
+    let also = Level::ALL[pos + 1..].iter().map(|l| l.name()).collect();
+    (vec![weakest.name()], also)
+}
+
+/// Elle-shaped JSON: `{"valid?", "anomaly-types", "anomalies", "not", "also-not"}`,
+/// plus `"witness"` per valid level when `with_witness`.
+pub fn render_json(h: &History, vs: &[DupVerdict], with_witness: bool) -> Value {
+    let mut out = Map::new();
+    out.insert("valid?".into(), serde_json::to_value(overall(vs)).unwrap_or(Value::Null));
+    let mut types: Vec<String> = Vec::new();
+    let mut anomalies = Map::new();
+    for v in vs {
+        if let Some(a) = &v.anomaly {
+            if !types.contains(&a.kind) {
+                types.push(a.kind.clone());
+            }
+            let entry = anomalies.entry(a.kind.clone()).or_insert_with(|| Value::Array(vec![]));
+            let detail = json!({
+                "level": v.level.name(),
+                "ops": a.txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>(),
+                "keys": a.keys.iter().map(|&k| js::key(h, k)).collect::<Vec<_>>(),
+                "explanation": a.explanation,
+            });
+            if let Value::Array(xs) = entry {
+                if !xs.iter().any(|x| x["explanation"] == detail["explanation"]) {
+                    xs.push(detail);
+                }
+            }
+        }
+    }
+    types.sort();
+    let (not, also) = ruled_out(vs);
+    if !types.is_empty() || overall(vs) != Validity::True {
+        out.insert("anomaly-types".into(), json!(types));
+        out.insert("anomalies".into(), Value::Object(anomalies));
+        out.insert("not".into(), json!(not));
+        out.insert("also-not".into(), json!(also));
+    }
+    let unknown: Vec<String> = vs
+        .iter()
+        .filter(|v| v.valid == Validity::Unknown)
+        .map(|v| format!("{}: {}", v.level.name(), v.reason))
+        .collect();
+    if !unknown.is_empty() {
+        out.insert("notes".into(), json!(unknown));
+    }
+    if with_witness {
+        let mut w = Map::new();
+        for v in vs {
+            if let Some(order) = &v.witness {
+                let idx: Vec<i64> = order.iter().map(|&t| h.txns[t as usize].index).collect();
+                let mut m = Map::new();
+                m.insert("order".into(), json!(idx));
+                if let Some(sp) = &v.snapshots {
+                    m.insert("snapshots".into(), json!(sp));
+                }
+                w.insert(v.level.name().into(), Value::Object(m));
+            }
+        }
+        out.insert("witness".into(), Value::Object(w));
+    }
+    Value::Object(out)
+}
+
+/// A text report: one line per level, the explanation of each failure, and
+/// (with `with_witness`) each valid level's order.
+pub fn render_text(h: &History, vs: &[DupVerdict], with_witness: bool) -> String {
+    let mut s = String::new();
+    s.push_str(&format!("valid? {}\n", overall(vs).name()));
+    let (not, also) = ruled_out(vs);
+    if !not.is_empty() {
+        s.push_str(&format!("Not {}", not.join(", ")));
+        if !also.is_empty() {
+            s.push_str(&format!(" (nor {})", also.join(", ")));
+        }
+        s.push('\n');
+    }
+    for v in vs {
+        s.push_str(&format!("\n{}: {} ({:.1} ms)\n", v.level.name(), v.valid.name(), v.elapsed_ms));
+        match (&v.anomaly, v.valid) {
+            (Some(a), _) => s.push_str(&format!("== {}\n{}\n", a.kind, a.explanation.trim_end())),
+            (None, Validity::Unknown) => s.push_str(&format!("unknown: {}\n", v.reason)),
+            _ => {}
+        }
+        if with_witness {
+            if let Some(order) = &v.witness {
+                let names: Vec<String> = order
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &t)| {
+                        let n = format!("T{}", h.txns[t as usize].index);
+                        let info = h.txns[t as usize].outcome == Outcome::Info;
+                        match &v.snapshots {
+                            Some(sp) if sp[i] as usize != i => format!("{n}(start after {} commits){}", sp[i], if info { "*" } else { "" }),
+                            _ => format!("{n}{}", if info { "*" } else { "" }),
+                        }
+                    })
+                    .collect();
+                let what = if v.snapshots.is_some() { "commit order" } else { "serial order" };
+                s.push_str(&format!("{what}: {}\n", names.join(" ")));
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,1794 @@
+//! The decision procedure: choices as boolean variables, constraints as
+//! weighted equalities, and acyclicity of the induced order as a theory.
+//!
+//! Nodes: one per transaction (serializable) or two, start and commit
+//! (snapshot isolation), plus three *barriers* per position `p` of each
+//! key's observed list: `C(p)`, after the appends that built the first `p`
+//! elements committed; `M(p)`, after every read of exactly `p` elements by a
+//! transaction that does not append right there; `S(p)`, after every read
+//! of `p` elements. `C(0) → M(0) → S(0) → C(1) → … → S(n)`. A read of length
+//! `c` sits between `C(c)` and `M(c)`; an append block filling positions
+//! `p..e` sits after `S(p)` and before `C(e)` — except the block of a
+//! transaction that itself read `p` elements first, which sits after `M(p)`
+//! (and before `S(p)`, as a reader). A block that nobody saw sits after
+//! `S(n)`. Under SI a transaction has a start node (its reads) and a commit
+//! node (its appends): reads between `C(c)` and `S(c)`, a block after
+//! `C(p)` (start) and `S(p)` (commit), before `C(e)` (commit). Given which block fills which place, a serial order (or SI
+//! execution) exists iff this graph is acyclic (Theorem 3.1 of Cai et al.,
+//! lifted to whole blocks).
+//!
+//! Steps: propagate what is forced (unique keys are decided here, as in
+//! Elle), build the forced graph and look for a cycle in it, prune places
+//! that would close a cycle through the forced graph, then hand what stays
+//! open to a CDCL SAT solver (`batsat`) whose theory keeps the induced graph
+//! acyclic incrementally and turns each cycle into a learnt clause.
+
+use super::dag::{self, Dag, FORCED};
+use super::problem::{BinKind, KeyFacts, Names};
+use super::{Level, Limits};
+use crate::history::{History, Outcome, TxnId};
+use batsat::{lbool, Callbacks, Lit, SolverInterface, Theory, TheoryArg};
+use rustc_hash::FxHashMap;
+use std::time::Instant;
+
+/// A choice variable and what it means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// Writer `w` of key `key` fills positions `start..end` (inside `bin`).
+    Place { key: u32, w: u32, bin: u32, start: u32, end: u32 },
+    /// Writer `w`'s block is not in the observed list of `key`.
+    Unseen { key: u32, w: u32 },
+    /// An `info` writer is unseen on `key` and committed.
+    UnseenCommitted { key: u32, w: u32 },
+    /// An `info` transaction committed.
+    Committed { txn: TxnId },
+    /// Segment `seg` of `key` is spelled by its alternative `alt`.
+    Alt { key: u32, seg: u32, alt: u32 },
+    /// SI: of two unseen writers of `key`, `a` commits before `b` starts.
+    Order { key: u32, a: u32, b: u32 },
+    /// SI: writer `first` of `key` commits before writer `second` starts.
+    Before { key: u32, first: u32, second: u32 },
+}
+
+/// Why a forced edge holds (for explanations).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    Chain { key: u32 },
+    Read { key: u32, reader: u32 },
+    Var(u32),
+    Realtime,
+    /// SI: a transaction starts before it commits.
+    Span,
+}
+
+/// Where a constraint comes from.
+#[derive(Clone, Copy, Debug)]
+enum Origin {
+    Writer { key: u32, w: u32 },
+    Bin { key: u32, bin: u32 },
+    AltPick { key: u32 },
+}
+
+/// `Σ weight·var = target`, active when `enable` (if any) is true.
+#[derive(Clone, Debug)]
+struct Lin {
+    terms: Vec<(u32, u32)>,
+    target: u32,
+    enable: Option<u32>,
+    origin: Origin,
+    /// Level-0 bookkeeping: weight of true terms, weight of open terms.
+    fixed: u32,
+    open: u32,
+    heaviest: u32,
+}
+
+/// What the solver found.
+pub enum Outcome2 {
+    /// A serial order (or SI execution): transaction nodes in order.
+    Valid { order: Vec<u32>, committed: Vec<bool> },
+    Invalid(Finding),
+    Unknown(String),
+}
+
+/// A reason for invalidity found by the solver.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub kind: String,
+    pub txns: Vec<TxnId>,
+    pub keys: Vec<u32>,
+    pub explanation: String,
+}
+
+/// Counters for reports and benchmarks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub keys: usize,
+    pub ambiguous_keys: usize,
+    pub vars: usize,
+    pub open_vars: usize,
+    pub pruned: usize,
+    pub sat_vars: usize,
+    pub sat_clauses: usize,
+    pub conflicts: u64,
+    /// Milliseconds per phase: build, propagate + forced graph, prune, SAT.
+    pub ms: [f64; 4],
+}
+
+pub struct Solver<'a> {
+    h: &'a History,
+    level: Level,
+    keys: &'a [KeyFacts],
+    limits: &'a Limits,
+    start: Instant,
+    ntx: u32,
+    two: bool,
+    base: Vec<u32>,
+    nodes: u32,
+    vars: Vec<VarKind>,
+    val: Vec<i8>,
+    lins: Vec<Lin>,
+    /// Per variable: (constraint, weight), weight `NONE` for an enabler.
+    occ: Vec<Vec<(u32, u32)>>,
+    clauses: Vec<Vec<(u32, bool)>>,
+    cocc: Vec<Vec<u32>>,
+    /// Per key, per writer: its Unseen var (u32::MAX if it must be seen).
+    unseen: Vec<Vec<u32>>,
+    /// Per key, per writer: its UnseenCommitted var for info writers.
+    unseen_committed: Vec<Vec<u32>>,
+    /// Per txn: its Committed var (u32::MAX: always (ok) or never).
+    committed_var: Vec<u32>,
+    /// Realtime predecessors of info transactions (strict only).
+    rt_preds: FxHashMap<TxnId, Vec<TxnId>>,
+    forced: Vec<(u32, u32, Why)>,
+    queue: Vec<u32>,
+    /// Per key, per bin: its place variables.
+    bin_places: Vec<Vec<Vec<u32>>>,
+    /// Per key, per segment: its alternative variables (empty if one).
+    seg_alts: Vec<Vec<Vec<u32>>>,
+    pub stats: Stats,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl<'a> Solver<'a> {
+    pub fn new(h: &'a History, level: Level, keys: &'a [KeyFacts], limits: &'a Limits) -> Self {
+        let ntx = h.txns.len() as u32;
+        let two = level == Level::SnapshotIsolation;
+        let mut base = Vec::with_capacity(keys.len());
+        let mut nodes = if two { 2 * ntx } else { ntx };
+        for k in keys {
+            base.push(nodes);
+            nodes += 3 * (k.list.len() as u32 + 1);
+        }
+        Solver {
+            h,
+            level,
+            keys,
+            limits,
+            start: Instant::now(),
+            ntx,
+            two,
+            base,
+            nodes,
+            vars: Vec::new(),
+            val: Vec::new(),
+            lins: Vec::new(),
+            occ: Vec::new(),
+            clauses: Vec::new(),
+            cocc: Vec::new(),
+            unseen: Vec::new(),
+            unseen_committed: Vec::new(),
+            committed_var: vec![NONE; ntx as usize],
+            rt_preds: FxHashMap::default(),
+            forced: Vec::new(),
+            queue: Vec::new(),
+            bin_places: Vec::new(),
+            seg_alts: Vec::new(),
+            stats: Stats { keys: keys.len(), ..Stats::default() },
+        }
+    }
+
+    fn st(&self, t: TxnId) -> u32 {
+        if self.two {
+            2 * t
+        } else {
+            t
+        }
+    }
+    fn en(&self, t: TxnId) -> u32 {
+        if self.two {
+            2 * t + 1
+        } else {
+            t
+        }
+    }
+    fn c(&self, k: u32, p: u32) -> u32 {
+        self.base[k as usize] + 3 * p
+    }
+    fn m(&self, k: u32, p: u32) -> u32 {
+        self.base[k as usize] + 3 * p + 1
+    }
+    fn s(&self, k: u32, p: u32) -> u32 {
+        self.base[k as usize] + 3 * p + 2
+    }
+    fn is_txn_node(&self, v: u32) -> bool {
+        v < if self.two { 2 * self.ntx } else { self.ntx }
+    }
+    fn txn_of(&self, v: u32) -> TxnId {
+        if self.two {
+            v / 2
+        } else {
+            v
+        }
+    }
+
+    fn new_var(&mut self, k: VarKind) -> u32 {
+        self.vars.push(k);
+        self.val.push(-1);
+        self.occ.push(Vec::new());
+        self.cocc.push(Vec::new());
+        (self.vars.len() - 1) as u32
+    }
+
+    fn add_lin(&mut self, terms: Vec<(u32, u32)>, target: u32, enable: Option<u32>, origin: Origin) {
+        let id = self.lins.len() as u32;
+        let open = terms.iter().map(|t| t.1).sum();
+        let heaviest = terms.iter().map(|t| t.1).max().unwrap_or(0);
+        for &(v, w) in &terms {
+            self.occ[v as usize].push((id, w));
+        }
+        if let Some(e) = enable {
+            self.occ[e as usize].push((id, NONE));
+        }
+        self.lins.push(Lin { terms, target, enable, origin, fixed: 0, open, heaviest });
+        self.queue.push(id);
+    }
+
+    fn add_clause(&mut self, c: Vec<(u32, bool)>) {
+        let id = self.clauses.len() as u32;
+        for &(v, _) in &c {
+            self.cocc[v as usize].push(id);
+        }
+        self.clauses.push(c);
+        self.queue.push(u32::MAX - 1 - id);
+    }
+
+    /// The edges a true variable adds.
+    fn var_edges(&self, v: u32, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        match self.vars[v as usize] {
+            VarKind::Place { key, w, start, end, .. } => {
+                let wr = &self.keys[key as usize].writers[w as usize];
+                let t = wr.txn;
+                if self.two {
+                    out.push((self.c(key, start), self.st(t)));
+                    out.push((self.s(key, start), self.en(t)));
+                } else if wr.pin.is_none() {
+                    out.push((self.s(key, start), t));
+                } // else: its read already puts it after M(start)
+                out.push((self.en(t), self.c(key, end)));
+            }
+            VarKind::Unseen { key, w } | VarKind::UnseenCommitted { key, w } => {
+                let wr = &self.keys[key as usize].writers[w as usize];
+                if matches!(self.vars[v as usize], VarKind::Unseen { .. }) && wr.outcome != Outcome::Ok {
+                    return; // info: only when committed
+                }
+                let n = self.keys[key as usize].list.len() as u32;
+                if self.two {
+                    out.push((self.c(key, n), self.st(wr.txn)));
+                    out.push((self.s(key, n), self.en(wr.txn)));
+                } else if wr.pin.is_none() {
+                    out.push((self.s(key, n), wr.txn));
+                }
+            }
+            VarKind::Committed { txn } => {
+                if let Some(ps) = self.rt_preds.get(&txn) {
+                    for &p in ps {
+                        out.push((self.en(p), self.st(txn)));
+                    }
+                }
+            }
+            VarKind::Before { key, first, second } => {
+                let ws = &self.keys[key as usize].writers;
+                out.push((self.en(ws[first as usize].txn), self.st(ws[second as usize].txn)));
+            }
+            VarKind::Alt { .. } | VarKind::Order { .. } => {}
+        }
+    }
+
+    /// Builds variables and constraints for every key.
+    fn build(&mut self) -> Result<(), String> {
+        let keys = self.keys;
+        for (ki, kf) in keys.iter().enumerate() {
+            let k = ki as u32;
+            let n = kf.list.len() as u32;
+            if kf.bins.iter().any(|b| b.cands.len() > 1) || kf.segments.iter().any(|s| s.alts.len() > 1) {
+                self.stats.ambiguous_keys += 1;
+            }
+            // Structural edges: the barrier chain and the reads.
+            for p in 0..=n {
+                self.forced.push((self.c(k, p), self.m(k, p), Why::Chain { key: k }));
+                self.forced.push((self.m(k, p), self.s(k, p), Why::Chain { key: k }));
+                if p < n {
+                    self.forced.push((self.s(k, p), self.c(k, p + 1), Why::Chain { key: k }));
+                }
+            }
+            let pinned: FxHashMap<TxnId, ()> =
+                kf.writers.iter().filter(|w| w.pin.is_some()).map(|w| (w.txn, ())).collect();
+            for (ri, r) in kf.readers.iter().enumerate() {
+                let why = Why::Read { key: k, reader: ri as u32 };
+                self.forced.push((self.c(k, r.cut), self.st(r.txn), why));
+                if self.two {
+                    self.forced.push((self.st(r.txn), self.s(k, r.cut), why));
+                } else if pinned.contains_key(&r.txn) {
+                    // Reads, then appends right there: after the other readers.
+                    self.forced.push((self.m(k, r.cut), r.txn, why));
+                    self.forced.push((r.txn, self.s(k, r.cut), why));
+                } else {
+                    self.forced.push((r.txn, self.m(k, r.cut), why));
+                }
+            }
+            // Places per writer.
+            let mut places: Vec<Vec<(u32, u32)>> = vec![Vec::new(); kf.writers.len()];
+            let mut bin_places: Vec<Vec<u32>> = vec![Vec::new(); kf.bins.len()];
+            let mut seg_alts: Vec<Vec<u32>> = Vec::new();
+            for (si, seg) in kf.segments.iter().enumerate() {
+                let alt_vars: Vec<u32> = if seg.alts.len() > 1 {
+                    (0..seg.alts.len() as u32)
+                        .map(|a| self.new_var(VarKind::Alt { key: k, seg: si as u32, alt: a }))
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                if !alt_vars.is_empty() {
+                    self.add_lin(alt_vars.iter().map(|&v| (v, 1)).collect(), 1, None, Origin::AltPick { key: k });
+                }
+                seg_alts.push(alt_vars.clone());
+                for (ai, alt) in seg.alts.iter().enumerate() {
+                    let enable = alt_vars.get(ai).copied();
+                    for &bi in &alt.bins {
+                        let bin = &kf.bins[bi as usize];
+                        let positional = self.two && matches!(bin.kind, BinKind::Uniform(_));
+                        let mut terms = Vec::new();
+                        // SI: a run is a sequence of blocks, each at its own place,
+                        // so that their order (first committer wins) is explicit.
+                        let mut cover: Vec<Vec<(u32, u32)>> = vec![Vec::new(); (bin.end - bin.start) as usize];
+                        for &w in &bin.cands {
+                            let wr = &kf.writers[w as usize];
+                            let starts: Vec<u32> = if positional {
+                                (bin.start..=bin.end - wr.weight())
+                                    .filter(|&p| wr.pin.is_none_or(|c| c == p))
+                                    .collect()
+                            } else {
+                                vec![bin.start]
+                            };
+                            for p in starts {
+                                let end = if positional { p + wr.weight() } else { bin.end };
+                                let v = self.new_var(VarKind::Place { key: k, w, bin: bi, start: p, end });
+                                places[w as usize].push((v, 1));
+                                bin_places[bi as usize].push(v);
+                                terms.push((v, wr.weight()));
+                                if positional {
+                                    for q in p..end {
+                                        cover[(q - bin.start) as usize].push((v, 1));
+                                    }
+                                }
+                                if let Some(e) = enable {
+                                    self.add_clause(vec![(v, false), (e, true)]);
+                                }
+                            }
+                        }
+                        if positional {
+                            for c in cover {
+                                self.add_lin(c, 1, enable, Origin::Bin { key: k, bin: bi });
+                            }
+                        } else {
+                            let cap = bin.end - bin.start;
+                            self.add_lin(terms, cap, enable, Origin::Bin { key: k, bin: bi });
+                        }
+                    }
+                }
+            }
+            // Each writer: exactly one place, or unseen.
+            let mut un = vec![NONE; kf.writers.len()];
+            let mut pinned_places: Vec<Vec<u32>> = vec![Vec::new(); kf.writers.len()];
+            for (wi, wr) in kf.writers.iter().enumerate() {
+                let mut terms = std::mem::take(&mut places[wi]);
+                if wr.pin.is_some() {
+                    pinned_places[wi] = terms.iter().map(|t| t.0).collect();
+                }
+                if wr.pin.is_none_or(|c| c == n) {
+                    let u = self.new_var(VarKind::Unseen { key: k, w: wi as u32 });
+                    un[wi] = u;
+                    terms.push((u, 1));
+                }
+                self.add_lin(terms, 1, None, Origin::Writer { key: k, w: wi as u32 });
+            }
+            // Two transactions that read the same prefix cannot both append
+            // right after it (the later one would have seen the other).
+            let mut at_cut: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
+            for (wi, wr) in kf.writers.iter().enumerate() {
+                if let Some(c) = wr.pin {
+                    at_cut.entry(c).or_default().push(wi as u32);
+                }
+            }
+            for (c, ws) in at_cut {
+                if ws.len() < 2 || self.two {
+                    continue; // SI: positions already exclude each other
+                }
+                let here: Vec<u32> = ws
+                    .iter()
+                    .flat_map(|&w| {
+                        let mut v: Vec<u32> = pinned_places[w as usize].clone();
+                        if c == n && un[w as usize] != NONE {
+                            v.push(un[w as usize]);
+                        }
+                        v
+                    })
+                    .collect();
+                for i in 0..here.len() {
+                    for j in i + 1..here.len() {
+                        self.add_clause(vec![(here[i], false), (here[j], false)]);
+                    }
+                }
+            }
+            self.unseen.push(un);
+            self.unseen_committed.push(vec![NONE; kf.writers.len()]);
+            self.bin_places.push(bin_places);
+            self.seg_alts.push(seg_alts);
+            if self.start.elapsed().as_millis() as u64 > self.limits.time_ms {
+                return Err("time limit reached while building constraints".into());
+            }
+        }
+        self.stats.vars = self.vars.len();
+        if self.vars.len() > self.limits.max_vars {
+            return Err(format!(
+                "{} choice variables exceed the limit of {}",
+                self.vars.len(),
+                self.limits.max_vars
+            ));
+        }
+        // Info writers: committed iff placed somewhere (WLOG: an info
+        // transaction nobody saw can be taken as aborted).
+        let mut placed_in: FxHashMap<TxnId, Vec<u32>> = FxHashMap::default();
+        for v in 0..self.vars.len() as u32 {
+            if let VarKind::Place { key, w, .. } = self.vars[v as usize] {
+                let wr = &keys[key as usize].writers[w as usize];
+                if wr.outcome == Outcome::Info {
+                    placed_in.entry(wr.txn).or_default().push(v);
+                }
+            }
+        }
+        let mut info: Vec<TxnId> = placed_in.keys().copied().collect();
+        info.sort_unstable();
+        for t in info {
+            let kv = self.new_var(VarKind::Committed { txn: t });
+            self.committed_var[t as usize] = kv;
+            let ps = placed_in[&t].clone();
+            for &p in &ps {
+                self.add_clause(vec![(p, false), (kv, true)]);
+            }
+            // And only then (an info transaction nobody saw is taken as aborted).
+            let mut c: Vec<(u32, bool)> = ps.iter().map(|&p| (p, true)).collect();
+            c.push((kv, false));
+            self.add_clause(c);
+        }
+        for ki in 0..keys.len() {
+            for wi in 0..keys[ki].writers.len() {
+                let wr = &keys[ki].writers[wi];
+                let u = self.unseen[ki][wi];
+                let kv = self.committed_var[wr.txn as usize];
+                if wr.outcome == Outcome::Info && u != NONE && kv != NONE {
+                    let e = self.new_var(VarKind::UnseenCommitted { key: ki as u32, w: wi as u32 });
+                    self.unseen_committed[ki][wi] = e;
+                    self.add_clause(vec![(u, false), (kv, false), (e, true)]);
+                    self.add_clause(vec![(e, false), (u, true)]);
+                    self.add_clause(vec![(e, false), (kv, true)]);
+                }
+            }
+        }
+        // Real-time order (strict serializability).
+        if self.level == Level::StrictSerializable {
+            for (a, b) in crate::graph::realtime_edges(self.h) {
+                match self.h.txns[b as usize].outcome {
+                    Outcome::Ok => self.forced.push((self.en(a), self.st(b), Why::Realtime)),
+                    _ if self.committed_var[b as usize] != NONE => {
+                        self.rt_preds.entry(b).or_default().push(a);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if self.two {
+            for t in 0..self.ntx {
+                self.forced.push((self.st(t), self.en(t), Why::Span));
+            }
+        }
+        Ok(())
+    }
+
+    /// SI: unseen writers of one key must still commit one after the other.
+    fn build_si_orders(&mut self) -> Result<(), String> {
+        let mut pairs = 0usize;
+        for ki in 0..self.keys.len() {
+            let ws: Vec<(u32, u32)> = (0..self.keys[ki].writers.len())
+                .filter_map(|w| {
+                    let u = self.unseen[ki][w];
+                    if u == NONE || self.val[u as usize] == 0 {
+                        return None;
+                    }
+                    let wr = &self.keys[ki].writers[w];
+                    let lit = if wr.outcome == Outcome::Ok { u } else { self.unseen_committed[ki][w] };
+                    (lit != NONE && self.val[lit as usize] != 0).then_some((w as u32, lit))
+                })
+                .collect();
+            pairs += ws.len() * ws.len().saturating_sub(1) / 2;
+            if pairs > self.limits.max_vars {
+                return Err(format!(
+                    "snapshot isolation: more than {} pairs of unseen appends to order",
+                    self.limits.max_vars
+                ));
+            }
+            for i in 0..ws.len() {
+                for j in i + 1..ws.len() {
+                    let (a, la) = ws[i];
+                    let (b, lb) = ws[j];
+                    let k = ki as u32;
+                    let o = self.new_var(VarKind::Order { key: k, a, b });
+                    let ab = self.new_var(VarKind::Before { key: k, first: a, second: b });
+                    let ba = self.new_var(VarKind::Before { key: k, first: b, second: a });
+                    self.add_clause(vec![(la, false), (lb, false), (o, false), (ab, true)]);
+                    self.add_clause(vec![(la, false), (lb, false), (o, true), (ba, true)]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- level-0 propagation ----
+
+    fn assign(&mut self, v: u32, b: bool) -> Result<(), Conflict> {
+        let want = b as i8;
+        let cur = self.val[v as usize];
+        if cur == want {
+            return Ok(());
+        }
+        if cur != -1 {
+            return Err(Conflict::Var(v));
+        }
+        self.val[v as usize] = want;
+        for i in 0..self.occ[v as usize].len() {
+            let (l, w) = self.occ[v as usize][i];
+            if w != NONE {
+                let lin = &mut self.lins[l as usize];
+                lin.open -= w;
+                if b {
+                    lin.fixed += w;
+                }
+            }
+            self.queue.push(l);
+        }
+        for i in 0..self.cocc[v as usize].len() {
+            let c = self.cocc[v as usize][i];
+            self.queue.push(u32::MAX - 1 - c);
+        }
+        Ok(())
+    }
+
+    fn propagate(&mut self) -> Result<(), Conflict> {
+        while let Some(q) = self.queue.pop() {
+            if q >= u32::MAX / 2 {
+                self.propagate_clause(u32::MAX - 1 - q)?;
+                continue;
+            }
+            let lin = &self.lins[q as usize];
+            let active = match lin.enable {
+                None => true,
+                Some(e) => match self.val[e as usize] {
+                    1 => true,
+                    0 => {
+                        // Disabled: its terms are false (also implied by clauses).
+                        let open: Vec<u32> = lin.terms.iter().map(|t| t.0).filter(|&v| self.val[v as usize] == -1).collect();
+                        for v in open {
+                            self.assign(v, false).map_err(|_| Conflict::Lin(q))?;
+                        }
+                        continue;
+                    }
+                    _ => {
+                        // Undecided: if enabling it would fail, disable it.
+                        if lin.fixed > lin.target || lin.fixed + lin.open < lin.target {
+                            self.assign(e, false).map_err(|_| Conflict::Lin(q))?;
+                        }
+                        continue;
+                    }
+                },
+            };
+            if !active {
+                continue;
+            }
+            let lin = &self.lins[q as usize];
+            let (fixed, open, target) = (lin.fixed, lin.open, lin.target);
+            if fixed > target || fixed + open < target {
+                return Err(Conflict::Lin(q));
+            }
+            if open == 0 {
+                continue;
+            }
+            let rest = target - fixed;
+            let decide: Vec<(u32, bool)> = if rest == 0 {
+                lin.terms.iter().filter(|t| self.val[t.0 as usize] == -1).map(|t| (t.0, false)).collect()
+            } else if rest == open {
+                lin.terms.iter().filter(|t| self.val[t.0 as usize] == -1).map(|t| (t.0, true)).collect()
+            } else if lin.heaviest > rest {
+                // Terms heavier than what is left cannot be true.
+                lin.terms
+                    .iter()
+                    .filter(|t| self.val[t.0 as usize] == -1 && t.1 > rest)
+                    .map(|t| (t.0, false))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            for (v, b) in decide {
+                self.assign(v, b).map_err(|_| Conflict::Lin(q))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn propagate_clause(&mut self, c: u32) -> Result<(), Conflict> {
+        let mut open = None;
+        let mut n_open = 0;
+        for &(v, sign) in &self.clauses[c as usize] {
+            match self.val[v as usize] {
+                -1 => {
+                    n_open += 1;
+                    open = Some((v, sign));
+                }
+                x if (x == 1) == sign => return Ok(()),
+                _ => {}
+            }
+        }
+        match (n_open, open) {
+            (0, _) => Err(Conflict::Clause(c)),
+            (1, Some((v, sign))) => self.assign(v, sign),
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs everything; the verdict.
+    pub fn run(&mut self) -> Outcome2 {
+        let mut clock = Instant::now();
+        if let Err(e) = self.build() {
+            return Outcome2::Unknown(e);
+        }
+        self.lap(0, &mut clock);
+        if let Err(c) = self.propagate() {
+            return Outcome2::Invalid(self.explain_conflict(c));
+        }
+        // Forced graph, then pruning against it, to a fixpoint (bounded).
+        let mut order: Vec<u32>;
+        let mut rounds = 0;
+        loop {
+            let edges = self.forced_graph();
+            let plain: Vec<(u32, u32)> = edges.iter().map(|e| (e.0, e.1)).collect();
+            match dag::topo_order(self.nodes as usize, &plain) {
+                Ok(o) => order = o,
+                Err(cyc) => return Outcome2::Invalid(self.explain_forced_cycle(&edges, &plain, &cyc)),
+            }
+            self.lap(1, &mut clock);
+            rounds += 1;
+            if rounds > 3 {
+                break;
+            }
+            let pruned = self.prune(&plain, &order);
+            self.lap(2, &mut clock);
+            match pruned {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(c) => return Outcome2::Invalid(self.explain_conflict(c)),
+            }
+        }
+        if self.two {
+            if let Err(e) = self.build_si_orders() {
+                return Outcome2::Unknown(e);
+            }
+            if let Err(c) = self.propagate() {
+                return Outcome2::Invalid(self.explain_conflict(c));
+            }
+        }
+        self.stats.open_vars = self.val.iter().filter(|&&x| x == -1).count();
+        if self.stats.open_vars == 0 {
+            return self.finish(&order, &[]);
+        }
+        // Fast path: a guess guided by real time, checked; else the guess
+        // seeds the SAT solver's phases.
+        let guess = self.greedy(&order);
+        if let Some(out) = self.try_guess(&guess) {
+            self.lap(3, &mut clock);
+            return out;
+        }
+        let r = self.sat(&order, &guess);
+        self.lap(3, &mut clock);
+        r
+    }
+
+    /// A priority rank per node: transactions by the time they ran (start
+    /// at invocation, effect at completion), barriers as early as possible.
+    /// Then a topological order of the forced graph that follows the ranks.
+    fn time_order(&self) -> Vec<u32> {
+        let n = self.nodes as usize;
+        let rank = |v: u32| -> u64 {
+            if !self.is_txn_node(v) {
+                return 0;
+            }
+            let t = &self.h.txns[self.txn_of(v) as usize];
+            let end = t.complete_seq.or(t.invoke_seq).unwrap_or(t.index.max(0) as u64) + 1;
+            if self.two && v % 2 == 0 {
+                t.invoke_seq.map(|x| x + 1).unwrap_or(end)
+            } else {
+                end
+            }
+        };
+        let edges = self.forced_graph();
+        let mut off = vec![0u32; n + 1];
+        for e in &edges {
+            off[e.0 as usize + 1] += 1;
+        }
+        for i in 0..n {
+            off[i + 1] += off[i];
+        }
+        let mut adj = vec![0u32; edges.len()];
+        let mut fill = off.clone();
+        let mut indeg = vec![0u32; n];
+        for e in &edges {
+            adj[fill[e.0 as usize] as usize] = e.1;
+            fill[e.0 as usize] += 1;
+            indeg[e.1 as usize] += 1;
+        }
+        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>> =
+            (0..n as u32).filter(|&v| indeg[v as usize] == 0).map(|v| std::cmp::Reverse((rank(v), v))).collect();
+        let mut pos = vec![u32::MAX; n];
+        let mut i = 0u32;
+        while let Some(std::cmp::Reverse((_, v))) = heap.pop() {
+            pos[v as usize] = i;
+            i += 1;
+            for &w in &adj[off[v as usize] as usize..off[v as usize + 1] as usize] {
+                indeg[w as usize] -= 1;
+                if indeg[w as usize] == 0 {
+                    heap.push(std::cmp::Reverse((rank(w), w)));
+                }
+            }
+        }
+        pos
+    }
+
+    /// A greedy resolution checked edge by edge: segments in time order
+    /// (across keys), each place filled with the candidate that comes first
+    /// in the current topological order among those whose edges close no
+    /// cycle. Returns the (possibly partial) assignment; `-1` where it got
+    /// stuck, which then only seeds the SAT solver's phases.
+    fn greedy(&self, order: &[u32]) -> Vec<i8> {
+        let keys = self.keys;
+        let tpos = self.time_order();
+        let mut g = self.val.clone();
+        let mut dag = Dag::with_order(order);
+        for (a, b, _) in self.forced_graph() {
+            if dag.add(a, b, FORCED).is_err() {
+                return g;
+            }
+        }
+        let mut buf = Vec::new();
+        // Adds the edges of `v` (true in the guess) unless they close a cycle.
+        let try_add = |dag: &mut Dag, v: u32, buf: &mut Vec<(u32, u32)>| -> bool {
+            let mark = dag.edges();
+            self.var_edges(v, buf);
+            for &(a, b) in buf.iter() {
+                if dag.add(a, b, v).is_err() {
+                    dag.undo_to(mark);
+                    return false;
+                }
+            }
+            true
+        };
+        // Work items: (time of the segment's first barrier, key, segment);
+        // a key's "unseen" item comes after its last read.
+        let mut items: Vec<(u32, u32, u32)> = Vec::new();
+        for (ki, kf) in keys.iter().enumerate() {
+            for (si, seg) in kf.segments.iter().enumerate() {
+                items.push((tpos[self.c(ki as u32, seg.start) as usize], ki as u32, si as u32));
+            }
+            let n = kf.list.len() as u32;
+            items.push((tpos[self.s(ki as u32, n) as usize], ki as u32, NONE));
+        }
+        items.sort_unstable();
+        let mut used: Vec<Vec<bool>> = keys.iter().map(|k| vec![false; k.writers.len()]).collect();
+        for (ki, bs) in self.bin_places.iter().enumerate() {
+            for &v in bs.iter().flatten() {
+                if self.val[v as usize] == 1 {
+                    used[ki][self.place_writer(v) as usize] = true;
+                }
+            }
+        }
+        let mut committed = vec![false; self.ntx as usize];
+        let mut stuck = false;
+        for &(_, k, si) in &items {
+            if stuck {
+                break;
+            }
+            let ki = k as usize;
+            let kf = &keys[ki];
+            if si == NONE {
+                // Writers not placed in this key are unseen.
+                for w in 0..kf.writers.len() {
+                    let u = self.unseen[ki][w];
+                    if u == NONE || g[u as usize] != -1 {
+                        continue;
+                    }
+                    g[u as usize] = (!used[ki][w]) as i8;
+                    if g[u as usize] == 1 && !try_add(&mut dag, u, &mut buf) {
+                        stuck = true;
+                    }
+                }
+                continue;
+            }
+            let seg = &kf.segments[si as usize];
+            let alts = &self.seg_alts[ki][si as usize];
+            let mut done = false;
+            for (ai, alt) in seg.alts.iter().enumerate() {
+                if alts.get(ai).is_some_and(|&a| g[a as usize] == 0) {
+                    continue;
+                }
+                let mark = dag.edges();
+                let (saved_g, saved_used) = (g.clone(), used[ki].clone());
+                let mut ok = true;
+                for &b in &alt.bins {
+                    if !self.greedy_bin(ki, b as usize, &mut dag, &mut g, &mut used[ki], &try_add, &mut buf) {
+                        ok = false;
+                        break;
+                    }
+                }
+                if ok {
+                    for (aj, &a) in alts.iter().enumerate() {
+                        g[a as usize] = (aj == ai) as i8;
+                    }
+                    done = true;
+                    break;
+                }
+                dag.undo_to(mark);
+                g = saved_g;
+                used[ki] = saved_used;
+            }
+            if !done {
+                stuck = true;
+                if std::env::var_os("ISOLDE_DUP_DEBUG").is_some() {
+                    let b0 = seg.alts[0].bins[0] as usize;
+                    eprintln!(
+                        "greedy stuck at item {}/{}: key {} seg {}..{} of {} ({} alts), bin0 cands {} (used {}), list {:?}",
+                        items.iter().position(|x| x.1 == k && x.2 == si).unwrap_or(0),
+                        items.len(),
+                        kf.key,
+                        seg.start,
+                        seg.end,
+                        kf.list.len(),
+                        seg.alts.len(),
+                        kf.bins[b0].cands.len(),
+                        kf.bins[b0].cands.iter().filter(|&&w| used[ki][w as usize]).count(),
+                        &kf.list[seg.start as usize..seg.end as usize]
+                    );
+                }
+            }
+        }
+        if stuck {
+            return g;
+        }
+        for bs in &self.bin_places {
+            for &v in bs.iter().flatten() {
+                if g[v as usize] == -1 {
+                    g[v as usize] = 0;
+                }
+                if g[v as usize] == 1 {
+                    let VarKind::Place { key, w, .. } = self.vars[v as usize] else { continue };
+                    committed[keys[key as usize].writers[w as usize].txn as usize] = true;
+                }
+            }
+        }
+        // Info transactions placed somewhere committed: their real-time and
+        // unseen edges now apply.
+        for v in 0..self.vars.len() as u32 {
+            if g[v as usize] != -1 {
+                continue;
+            }
+            let val = match self.vars[v as usize] {
+                VarKind::Committed { txn } => committed[txn as usize],
+                VarKind::UnseenCommitted { key, w } => {
+                    let u = self.unseen[key as usize][w as usize];
+                    g[u as usize] == 1 && committed[keys[key as usize].writers[w as usize].txn as usize]
+                }
+                _ => continue,
+            };
+            g[v as usize] = val as i8;
+            if val && !try_add(&mut dag, v, &mut buf) {
+                return g;
+            }
+        }
+        // SI: unseen writers of a key commit one after the other, in the
+        // current order.
+        for v in 0..self.vars.len() {
+            let VarKind::Order { key, a, b } = self.vars[v] else { continue };
+            if g[v] != -1 {
+                continue;
+            }
+            let ws = &keys[key as usize].writers;
+            let first_a = dag.pos(self.en(ws[a as usize].txn)) < dag.pos(self.en(ws[b as usize].txn));
+            let cu = |w: u32| {
+                let u = self.unseen[key as usize][w as usize];
+                if ws[w as usize].outcome == Outcome::Ok {
+                    g[u as usize] == 1
+                } else {
+                    let e = self.unseen_committed[key as usize][w as usize];
+                    e != NONE && g[e as usize] == 1
+                }
+            };
+            let both = cu(a) && cu(b);
+            let mut fits = false;
+            for o in [first_a, !first_a] {
+                let (ab, ba) = ((both && o) as i8, (both && !o) as i8);
+                let act = if o { v + 1 } else { v + 2 };
+                if both && !try_add(&mut dag, act as u32, &mut buf) {
+                    continue;
+                }
+                g[v] = o as i8;
+                g[v + 1] = ab;
+                g[v + 2] = ba;
+                fits = true;
+                break;
+            }
+            if !fits {
+                return g;
+            }
+        }
+        g
+    }
+
+    /// Greedy fill of one bin (see [`Self::greedy`]).
+    #[allow(clippy::too_many_arguments)]
+    fn greedy_bin(
+        &self,
+        ki: usize,
+        b: usize,
+        dag: &mut Dag,
+        g: &mut [i8],
+        used: &mut [bool],
+        try_add: &dyn Fn(&mut Dag, u32, &mut Vec<(u32, u32)>) -> bool,
+        buf: &mut Vec<(u32, u32)>,
+    ) -> bool {
+        let kf = &self.keys[ki];
+        let bin = &kf.bins[b];
+        let len = bin.end - bin.start;
+        let positional = self.two && matches!(bin.kind, BinKind::Uniform(_));
+        let mut cands: Vec<u32> = self.bin_places[ki][b].clone();
+        // Earliest deadline first: the candidate that completed first.
+        let deadline = |v: u32| {
+            let t = &self.h.txns[kf.writers[self.place_writer(v) as usize].txn as usize];
+            t.complete_seq.unwrap_or(u64::MAX)
+        };
+        cands.sort_by_key(|&v| (g[v as usize] != 1, deadline(v)));
+        let mut covered = vec![false; len as usize];
+        let mut fill = 0u32;
+        for &v in &cands {
+            let VarKind::Place { w, start, end, .. } = self.vars[v as usize] else { continue };
+            let sure = g[v as usize] == 1;
+            if !sure && (g[v as usize] == 0 || used[w as usize]) {
+                continue;
+            }
+            let weight = if positional { end - start } else { kf.writers[w as usize].weight() };
+            let r = (start - bin.start) as usize..(end - bin.start) as usize;
+            if positional && covered[r.clone()].iter().any(|&c| c) || !positional && fill + weight > len {
+                if sure {
+                    return false;
+                }
+                continue;
+            }
+            if !sure && !try_add(dag, v, buf) {
+                continue;
+            }
+            if positional {
+                covered[r].iter_mut().for_each(|c| *c = true);
+            }
+            fill += weight;
+            g[v as usize] = 1;
+            used[w as usize] = true;
+            if fill == len {
+                break;
+            }
+        }
+        if fill != len && std::env::var_os("ISOLDE_DUP_DEBUG").is_some() {
+            let desc: Vec<String> = cands
+                .iter()
+                .map(|&v| {
+                    let w = self.place_writer(v);
+                    let t = kf.writers[w as usize].txn;
+                    format!("T{}(w{} g{} used{} pin{:?})", self.h.txns[t as usize].index, w, g[v as usize], used[w as usize], kf.writers[w as usize].pin)
+                })
+                .collect();
+            eprintln!("  bin {}..{} kind {:?} fill {} of {}: {}", bin.start, bin.end, bin.kind, fill, len, desc.join(" "));
+        }
+        fill == len
+    }
+
+    fn place_writer(&self, v: u32) -> u32 {
+        match self.vars[v as usize] {
+            VarKind::Place { w, .. } => w,
+            _ => NONE,
+        }
+    }
+
+    /// Checks a full guess: every constraint and clause, then acyclicity.
+    fn try_guess(&mut self, g: &[i8]) -> Option<Outcome2> {
+        if g.iter().any(|&x| x == -1) {
+            return None;
+        }
+        for lin in &self.lins {
+            if lin.enable.is_some_and(|e| g[e as usize] != 1) {
+                continue;
+            }
+            let sum: u32 = lin.terms.iter().filter(|t| g[t.0 as usize] == 1).map(|t| t.1).sum();
+            if sum != lin.target {
+                return None;
+            }
+        }
+        for c in &self.clauses {
+            if !c.iter().any(|&(v, sign)| (g[v as usize] == 1) == sign) {
+                return None;
+            }
+        }
+        let saved = std::mem::replace(&mut self.val, g.to_vec());
+        let edges: Vec<(u32, u32)> = self.forced_graph().iter().map(|e| (e.0, e.1)).collect();
+        if dag::topo_order(self.nodes as usize, &edges).is_ok() {
+            return Some(self.finish(&[], &[]));
+        }
+        self.val = saved;
+        None
+    }
+
+    fn lap(&mut self, phase: usize, clock: &mut Instant) {
+        self.stats.ms[phase] += clock.elapsed().as_secs_f64() * 1e3;
+        *clock = Instant::now();
+    }
+
+    /// Forced edges: structure plus the edges of variables fixed true.
+    fn forced_graph(&self) -> Vec<(u32, u32, Why)> {
+        let mut edges = self.forced.clone();
+        let mut buf = Vec::new();
+        for v in 0..self.vars.len() as u32 {
+            if self.val[v as usize] == 1 {
+                self.var_edges(v, &mut buf);
+                edges.extend(buf.iter().map(|&(a, b)| (a, b, Why::Var(v))));
+            }
+        }
+        edges
+    }
+
+    /// Sets false every open place (or unseen choice) that would close a
+    /// cycle with the forced graph. Per key, barriers form a chain, so it is
+    /// enough to know, for each node, the first barrier it reaches and the
+    /// last barrier that reaches it. Only keys with many open choices are
+    /// worth the two linear passes.
+    fn prune(&mut self, edges: &[(u32, u32)], order: &[u32]) -> Result<usize, Conflict> {
+        let n = self.nodes as usize;
+        let mut per_key: Vec<Vec<u32>> = vec![Vec::new(); self.keys.len()];
+        for v in 0..self.vars.len() as u32 {
+            if self.val[v as usize] != -1 {
+                continue;
+            }
+            match self.vars[v as usize] {
+                VarKind::Place { key, .. } | VarKind::Unseen { key, .. } => per_key[key as usize].push(v),
+                _ => {}
+            }
+        }
+        let mut out_off = vec![0u32; n + 1];
+        let mut in_off = vec![0u32; n + 1];
+        for &(a, b) in edges {
+            out_off[a as usize + 1] += 1;
+            in_off[b as usize + 1] += 1;
+        }
+        for i in 0..n {
+            out_off[i + 1] += out_off[i];
+            in_off[i + 1] += in_off[i];
+        }
+        let mut out_adj = vec![0u32; edges.len()];
+        let mut in_adj = vec![0u32; edges.len()];
+        let (mut fo, mut fi) = (out_off.clone(), in_off.clone());
+        for &(a, b) in edges {
+            out_adj[fo[a as usize] as usize] = b;
+            fo[a as usize] += 1;
+            in_adj[fi[b as usize] as usize] = a;
+            fi[b as usize] += 1;
+        }
+        let mut first = vec![u32::MAX; n];
+        let mut last = vec![u32::MAX; n];
+        let mut killed = Vec::new();
+        for (ki, vs) in per_key.iter().enumerate() {
+            if vs.len() < self.limits.prune_threshold {
+                continue;
+            }
+            let nb = 3 * (self.keys[ki].list.len() as u32 + 1);
+            let b0 = self.base[ki];
+            let bar = |v: u32| (v >= b0 && v < b0 + nb).then(|| v - b0);
+            // first[v]: smallest barrier index reachable from v.
+            for &v in order.iter().rev() {
+                let mut m = bar(v).unwrap_or(u32::MAX);
+                for &w in &out_adj[out_off[v as usize] as usize..out_off[v as usize + 1] as usize] {
+                    m = m.min(first[w as usize]);
+                }
+                first[v as usize] = m;
+            }
+            // last[v]: largest barrier index that reaches v (MAX: none).
+            for &v in order.iter() {
+                let mut m: i64 = bar(v).map(i64::from).unwrap_or(-1);
+                for &w in &in_adj[in_off[v as usize] as usize..in_off[v as usize + 1] as usize] {
+                    let l = last[w as usize];
+                    if l != u32::MAX {
+                        m = m.max(i64::from(l));
+                    }
+                }
+                last[v as usize] = if m < 0 { u32::MAX } else { m as u32 };
+            }
+            let mut buf = Vec::new();
+            for &v in vs {
+                // Every edge the choice would add must not close a cycle:
+                // for barrier → txn, the txn must not reach that barrier;
+                // for txn → barrier, that barrier must not reach the txn.
+                self.var_edges(v, &mut buf);
+                let bad = buf.iter().any(|&(a, b)| match (bar(a), bar(b)) {
+                    (Some(i), None) => first[b as usize] <= i,
+                    (None, Some(j)) => last[a as usize] != u32::MAX && last[a as usize] >= j,
+                    _ => false,
+                });
+                if bad {
+                    killed.push(v);
+                }
+            }
+            if self.start.elapsed().as_millis() as u64 > self.limits.time_ms {
+                break;
+            }
+        }
+        self.stats.pruned += killed.len();
+        let count = killed.len();
+        for v in killed {
+            self.assign(v, false)?;
+        }
+        self.propagate()?;
+        Ok(count)
+    }
+
+    // ---- SAT ----
+
+    fn sat(&mut self, order: &[u32], guess: &[i8]) -> Outcome2 {
+        let mut sat = batsat::Solver::new(batsat::SolverOpts::default(), Deadline::new(self.start, self.limits.time_ms));
+        let mut to_sat = vec![batsat::Var::UNDEF; self.vars.len()];
+        let mut from_sat: Vec<u32> = Vec::new();
+        for v in 0..self.vars.len() {
+            if self.val[v] == -1 {
+                let pol = match guess[v] {
+                    1 => lbool::TRUE,
+                    0 => lbool::FALSE,
+                    _ => lbool::UNDEF,
+                };
+                let sv = sat.new_var(pol, true);
+                to_sat[v] = sv;
+                from_sat.push(v as u32);
+            }
+        }
+        let lit = |v: u32, sign: bool| Lit::new(to_sat[v as usize], sign);
+        let mut clause: Vec<Lit> = Vec::new();
+        let mut ok = true;
+        // Clauses.
+        for c in &self.clauses {
+            clause.clear();
+            let mut sat_already = false;
+            for &(v, sign) in c {
+                match self.val[v as usize] {
+                    -1 => clause.push(lit(v, sign)),
+                    x if (x == 1) == sign => sat_already = true,
+                    _ => {}
+                }
+            }
+            if !sat_already {
+                ok &= sat.add_clause_reuse(&mut clause);
+            }
+        }
+        // Linear equalities as decision diagrams.
+        for lin in &self.lins {
+            let enable = match lin.enable {
+                None => None,
+                Some(e) => match self.val[e as usize] {
+                    0 => continue,
+                    1 => None,
+                    _ => Some(lit(e, true)),
+                },
+            };
+            let terms: Vec<(Lit, u32)> = lin
+                .terms
+                .iter()
+                .filter(|t| self.val[t.0 as usize] == -1)
+                .map(|t| (lit(t.0, true), t.1))
+                .collect();
+            if lin.fixed > lin.target {
+                ok = false;
+                continue;
+            }
+            let target = lin.target - lin.fixed;
+            ok &= encode_eq(&mut sat, &terms, target, enable);
+        }
+        self.stats.sat_vars = sat.num_vars() as usize;
+        self.stats.sat_clauses = sat.num_clauses() as usize;
+        if !ok {
+            return Outcome2::Invalid(self.unsat_finding(&[]));
+        }
+        // Edges of open variables, by solver variable.
+        let mut off = vec![0u32];
+        let mut flat: Vec<(u32, u32)> = Vec::new();
+        let mut buf = Vec::new();
+        for &v in &from_sat {
+            self.var_edges(v, &mut buf);
+            flat.extend_from_slice(&buf);
+            off.push(flat.len() as u32);
+        }
+        // Remaining slots of the batsat var space (decision-diagram nodes) carry no edges.
+        let mut th = Acyclic {
+            dag: Dag::with_order(order),
+            off,
+            flat,
+            from_sat: from_sat.clone(),
+            processed: 0,
+            levels: Vec::new(),
+            cycles: Vec::new(),
+        };
+        // Forced edges are in the initial order already; add them for real.
+        for (a, b, _) in self.forced_graph() {
+            if th.dag.add(a, b, FORCED).is_err() {
+                return Outcome2::Unknown("internal: forced graph not acyclic".into());
+            }
+        }
+        let r = sat.solve_limited_th(&mut th, &[]);
+        self.stats.conflicts = sat.num_conflicts();
+        if r == lbool::TRUE {
+            let model: Vec<lbool> = sat.get_model().to_vec();
+            let mut set_true = Vec::new();
+            for (i, &v) in from_sat.iter().enumerate() {
+                if model[i] == lbool::TRUE {
+                    set_true.push(v);
+                }
+                self.val[v as usize] = (model[i] == lbool::TRUE) as i8;
+            }
+            let _ = set_true;
+            self.finish(order, &[])
+        } else if r == lbool::FALSE {
+            let cycles = std::mem::take(&mut th.cycles);
+            Outcome2::Invalid(self.unsat_finding(&cycles))
+        } else {
+            Outcome2::Unknown(format!(
+                "search stopped at the time limit ({} ms) after {} conflicts, without an answer",
+                self.limits.time_ms,
+                sat.num_conflicts()
+            ))
+        }
+    }
+
+    /// All variables are decided: a topological order of the full graph.
+    fn finish(&self, _order: &[u32], _extra: &[u32]) -> Outcome2 {
+        let edges: Vec<(u32, u32)> = self.forced_graph().iter().map(|e| (e.0, e.1)).collect();
+        match dag::topo_order(self.nodes as usize, &edges) {
+            Ok(order) => {
+                let mut committed = vec![false; self.ntx as usize];
+                for (t, txn) in self.h.txns.iter().enumerate() {
+                    committed[t] = match txn.outcome {
+                        Outcome::Ok => true,
+                        Outcome::Fail => false,
+                        Outcome::Info => {
+                            let kv = self.committed_var[t];
+                            kv != NONE && self.val[kv as usize] == 1
+                        }
+                    };
+                }
+                let order = order.into_iter().filter(|&v| self.is_txn_node(v)).collect();
+                Outcome2::Valid { order, committed }
+            }
+            Err(_) => Outcome2::Unknown("internal: the solver's choice left a cycle".into()),
+        }
+    }
+
+    // ---- explanations ----
+
+    fn explain_conflict(&self, c: Conflict) -> Finding {
+        let n = Names(self.h);
+        let (key, text, mut txns) = match c {
+            Conflict::Lin(l) => match self.lins[l as usize].origin {
+                Origin::Bin { key, bin } => {
+                    let kf = &self.keys[key as usize];
+                    let b = &kf.bins[bin as usize];
+                    let word = &kf.list[b.start as usize..b.end as usize];
+                    let reader = kf.readers.iter().filter(|r| r.cut >= b.end).min_by_key(|r| r.cut).map(|r| r.txn);
+                    let cands: Vec<String> = b
+                        .cands
+                        .iter()
+                        .map(|&w| format!("{} appended {}", n.txn(kf.writers[w as usize].txn), n.list(&kf.writers[w as usize].block)))
+                        .collect();
+                    let mut txns: Vec<TxnId> = b.cands.iter().map(|&w| kf.writers[w as usize].txn).collect();
+                    txns.extend(reader);
+                    (
+                        key,
+                        format!(
+                            "{} read key {} as {}: positions {}..{} ({}) must be whole appends, but the only candidates ({}) cannot fill them exactly once the other reads are accounted for",
+                            reader.map(|t| n.txn(t)).unwrap_or_else(|| "a transaction".into()),
+                            n.key(kf.key),
+                            n.list(&kf.list[..b.end as usize]),
+                            b.start,
+                            b.end,
+                            n.list(word),
+                            if cands.is_empty() { "none".to_string() } else { cands.join(", ") }
+                        ),
+                        txns,
+                    )
+                }
+                Origin::Writer { key, w } => {
+                    let kf = &self.keys[key as usize];
+                    let wr = &kf.writers[w as usize];
+                    (
+                        key,
+                        format!(
+                            "{}'s append of {} to key {} fits nowhere: every place in {} (read by {}) where it could go is taken or would contradict a read",
+                            n.txn(wr.txn),
+                            n.list(&wr.block),
+                            n.key(kf.key),
+                            n.list(&kf.list),
+                            kf.longest.map(|t| n.txn(t)).unwrap_or_default()
+                        ),
+                        vec![wr.txn],
+                    )
+                }
+                Origin::AltPick { key } => {
+                    let kf = &self.keys[key as usize];
+                    (key, format!("no way to spell {} of key {} from whole appends", n.list(&kf.list), n.key(kf.key)), vec![])
+                }
+            },
+            Conflict::Var(_) | Conflict::Clause(_) => {
+                let v = match c {
+                    Conflict::Clause(ci) => self.clauses[ci as usize].first().map(|x| x.0).unwrap_or(0),
+                    Conflict::Var(v) | Conflict::Lin(v) => v,
+                };
+                let key = match self.vars.get(v as usize) {
+                    Some(VarKind::Place { key, .. }) | Some(VarKind::Unseen { key, .. }) => *key,
+                    _ => 0,
+                };
+                let kf = &self.keys[key as usize];
+                (key, format!("the reads of key {} ({}) cannot be produced by whole appends", n.key(kf.key), n.list(&kf.list)), vec![])
+            }
+        };
+        txns.sort_unstable();
+        txns.dedup();
+        Finding { kind: "duplicate-appends-unproducible-read".into(), txns, keys: vec![self.keys[key as usize].key], explanation: text }
+    }
+
+    fn explain_forced_cycle(&self, edges: &[(u32, u32, Why)], plain: &[(u32, u32)], cyc: &[usize]) -> Finding {
+        // Shortest cycle through one of the cycle's edges (try a few).
+        let mut best: Vec<usize> = cyc.to_vec();
+        for &e in cyc.iter().take(16) {
+            let c = dag::shortest_cycle_through(self.nodes as usize, plain, e);
+            if c.len() < best.len() {
+                best = c;
+            }
+        }
+        let steps: Vec<(u32, u32, Why)> = best.iter().map(|&i| edges[i]).collect();
+        self.describe_cycle(&steps, "")
+    }
+
+    fn unsat_finding(&self, cycles: &[Vec<(u32, u32, u32)>]) -> Finding {
+        // The smallest cycle the search ran into, as an example.
+        let mut keys: Vec<u32> = Vec::new();
+        let mut txns: Vec<TxnId> = Vec::new();
+        for c in cycles {
+            for &(a, b, _) in c {
+                for v in [a, b] {
+                    if self.is_txn_node(v) {
+                        txns.push(self.txn_of(v));
+                    } else if let Some(k) = self.key_of_node(v) {
+                        keys.push(self.keys[k as usize].key);
+                    }
+                }
+            }
+        }
+        txns.sort_unstable();
+        txns.dedup();
+        keys.sort_unstable();
+        keys.dedup();
+        let n = Names(self.h);
+        let mut text = format!(
+            "every choice of which appends produced the repeated values closes a cycle{}",
+            if keys.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (keys {}; transactions {})",
+                    keys.iter().map(|&k| n.key(k)).collect::<Vec<_>>().join(", "),
+                    txns.iter().take(24).map(|&t| n.txn(t)).collect::<Vec<_>>().join(", ")
+                )
+            }
+        );
+        if let Some(c) = cycles.iter().min_by_key(|c| c.len()) {
+            let steps: Vec<(u32, u32, Why)> = c
+                .iter()
+                .map(|&(a, b, t)| (a, b, if t == FORCED { self.why_of(a, b) } else { Why::Var(t) }))
+                .collect();
+            let d = self.describe_cycle(&steps, "");
+            text.push_str(&format!(". For instance, one choice gives: {}", d.explanation));
+        }
+        let kind = match self.level {
+            Level::SnapshotIsolation => "duplicate-appends-not-snapshot-isolated",
+            _ => "duplicate-appends-unserializable",
+        };
+        Finding { kind: kind.into(), txns, keys, explanation: text }
+    }
+
+    /// The reason of a forced edge (looked up again for explanations).
+    fn why_of(&self, a: u32, b: u32) -> Why {
+        self.forced_graph().into_iter().find(|e| e.0 == a && e.1 == b).map(|e| e.2).unwrap_or(Why::Realtime)
+    }
+
+    fn key_of_node(&self, v: u32) -> Option<u32> {
+        if self.is_txn_node(v) {
+            return None;
+        }
+        let i = self.base.partition_point(|&b| b <= v);
+        (i > 0).then(|| (i - 1) as u32)
+    }
+
+    /// Turns a cycle over nodes into transaction-level steps, each with the
+    /// relation (ww, wr, rw, realtime) and a sentence.
+    fn describe_cycle(&self, steps: &[(u32, u32, Why)], _prefix: &str) -> Finding {
+        let n = Names(self.h);
+        // Rotate so the cycle starts at a transaction node.
+        let Some(s0) = steps.iter().position(|e| self.is_txn_node(e.0)) else {
+            return Finding { kind: "G0".into(), txns: vec![], keys: vec![], explanation: "a cycle among barriers (internal)".into() };
+        };
+        let rot: Vec<(u32, u32, Why)> = steps[s0..].iter().chain(steps[..s0].iter()).copied().collect();
+        let mut parts: Vec<String> = Vec::new();
+        let mut txns: Vec<TxnId> = Vec::new();
+        let mut keys: Vec<u32> = Vec::new();
+        let mut rels: Vec<&'static str> = Vec::new();
+        let mut i = 0;
+        while i < rot.len() {
+            let from = self.txn_of(rot[i].0);
+            // Walk to the next transaction node different from `from`.
+            let mut j = i;
+            let mut last = rot[i];
+            let first = rot[i];
+            loop {
+                last = rot[j];
+                if self.is_txn_node(rot[j].1) && self.txn_of(rot[j].1) != from {
+                    break;
+                }
+                if self.is_txn_node(rot[j].1) && j > i {
+                    // Back at `from` (SI start → commit): keep walking.
+                }
+                j += 1;
+                if j == rot.len() {
+                    break;
+                }
+            }
+            let to = self.txn_of(last.1);
+            txns.push(from);
+            let (rel, text, key) = self.step(first, last, from, to);
+            if let Some(k) = key {
+                keys.push(self.keys[k as usize].key);
+            }
+            rels.push(rel);
+            parts.push(text);
+            i = j + 1;
+        }
+        let rw = rels.iter().filter(|r| r.contains("rw")).count();
+        let rt = rels.iter().any(|r| *r == "realtime");
+        let base = if rw == 0 {
+            if rels.iter().any(|r| r.contains("wr")) {
+                "G1c"
+            } else {
+                "G0"
+            }
+        } else if rw == 1 {
+            "G-single"
+        } else {
+            "G2-item"
+        };
+        let kind = if rt { format!("{base}-realtime") } else { base.to_string() };
+        let names: Vec<String> = txns.iter().map(|&t| n.txn(t)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut explanation = format!("Let: {}\nThen:\n", names.join(", "));
+        for (idx, p) in parts.iter().enumerate() {
+            explanation.push_str(&format!("  - {p}{}\n", if idx + 1 == parts.len() { ", a cycle." } else { "." }));
+        }
+        let mut tx = txns.clone();
+        tx.sort_unstable();
+        tx.dedup();
+        Finding { kind, txns: tx, keys, explanation }
+    }
+
+    /// One transaction-to-transaction step of a cycle: `first` leaves `from`,
+    /// `last` enters `to`.
+    fn step(&self, first: (u32, u32, Why), last: (u32, u32, Why), from: TxnId, to: TxnId) -> (&'static str, String, Option<u32>) {
+        let n = Names(self.h);
+        if let Why::Realtime = first.2 {
+            return ("realtime", format!("{} completed before {} began", n.txn(from), n.txn(to)), None);
+        }
+        if let Why::Var(v) = first.2 {
+            if let VarKind::Committed { .. } = self.vars[v as usize] {
+                return ("realtime", format!("{} completed before {} began", n.txn(from), n.txn(to)), None);
+            }
+            if let VarKind::Before { key, .. } = self.vars[v as usize] {
+                let k = &self.keys[key as usize];
+                return (
+                    "ww",
+                    format!("{} and {} both appended to key {}, so one committed before the other started; here {} went first", n.txn(from), n.txn(to), n.key(k.key), n.txn(from)),
+                    Some(key),
+                );
+            }
+        }
+        // Role of `from` (by its outgoing edge) and of `to` (incoming edge).
+        let role = |w: Why, t: TxnId| -> Option<(u32, Role)> {
+            match w {
+                Why::Read { key, reader } => Some((key, Role::Read(self.keys[key as usize].readers[reader as usize].cut))),
+                Why::Var(v) => match self.vars[v as usize] {
+                    VarKind::Place { key, w, start, end, .. } if self.keys[key as usize].writers[w as usize].txn == t => {
+                        Some((key, Role::Write(start, end, w)))
+                    }
+                    VarKind::Unseen { key, w } | VarKind::UnseenCommitted { key, w } => Some((key, Role::Unseen(w))),
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let (a, b) = (role(first.2, from), role(last.2, to));
+        let Some((key, ra)) = a else {
+            return ("?", format!("{} precedes {}", n.txn(from), n.txn(to)), None);
+        };
+        let rb = b.map(|x| x.1);
+        let kf = &self.keys[key as usize];
+        let k = n.key(kf.key);
+        let wtxt = |w: u32| n.list(&kf.writers[w as usize].block);
+        let (rel, text) = match (ra, rb) {
+            (Role::Write(s, _, w), Some(Role::Write(s2, _, w2))) => (
+                "ww",
+                format!("{} appended {} to key {} at position {}, before {}'s {} at position {}", n.txn(from), wtxt(w), k, s, n.txn(to), wtxt(w2), s2),
+            ),
+            (Role::Write(s, _, w), Some(Role::Unseen(w2))) => (
+                "ww",
+                format!("{} appended {} to key {} at position {}, before {}'s {}, which no read saw", n.txn(from), wtxt(w), k, s, n.txn(to), wtxt(w2)),
+            ),
+            (Role::Write(s, _, w), Some(Role::Read(c))) => (
+                "wr",
+                format!("{} read key {} as {}, which includes {}'s append of {} at position {}", n.txn(to), k, n.list(&kf.list[..c as usize]), n.txn(from), wtxt(w), s),
+            ),
+            (Role::Read(c), Some(Role::Write(s, _, w))) => (
+                "rw",
+                format!("{} read key {} as {}, which misses {}'s append of {} at position {}", n.txn(from), k, n.list(&kf.list[..c as usize]), n.txn(to), wtxt(w), s),
+            ),
+            (Role::Read(c), Some(Role::Unseen(w))) => (
+                "rw",
+                format!("{} read key {} as {}, which misses {}'s append of {}", n.txn(from), k, n.list(&kf.list[..c as usize]), n.txn(to), wtxt(w)),
+            ),
+            (Role::Read(c), Some(Role::Read(c2))) => (
+                "rw+wr",
+                format!("{} read key {} as {}, before {} read the longer {}", n.txn(from), k, n.list(&kf.list[..c as usize]), n.txn(to), n.list(&kf.list[..c2 as usize])),
+            ),
+            (Role::Write(s, _, w), _) => ("ww", format!("{} appended {} to key {} at position {}, before {}", n.txn(from), wtxt(w), k, s, n.txn(to))),
+            (Role::Read(c), _) => ("rw", format!("{} read key {} at length {}, before {}", n.txn(from), k, c, n.txn(to))),
+            (Role::Unseen(w), _) => ("ww", format!("{} appended {} to key {} after every read of it, before {}", n.txn(from), wtxt(w), k, n.txn(to))),
+        };
+        (rel, text, Some(key))
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Role {
+    Read(u32),
+    Write(u32, u32, u32),
+    Unseen(u32),
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Conflict {
+    Lin(u32),
+    Var(u32),
+    Clause(u32),
+}
+
+/// Encodes `Σ wᵢ·xᵢ = target` (if `enable`) as a decision diagram over the
+/// prefix sums; returns false if the solver became unsatisfiable.
+fn encode_eq<Cb: Callbacks>(sat: &mut batsat::Solver<Cb>, terms: &[(Lit, u32)], target: u32, enable: Option<Lit>) -> bool {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Node {
+        T,
+        F,
+        L(Lit),
+    }
+    let k = terms.len();
+    let mut suffix = vec![0u64; k + 1];
+    for i in (0..k).rev() {
+        suffix[i] = suffix[i + 1] + u64::from(terms[i].1);
+    }
+    let t = target as usize;
+    // layer[i][s] for s in 0..=target.
+    let mut next: Vec<Node> = (0..=t).map(|s| if s == t { Node::T } else { Node::F }).collect();
+    let mut ok = true;
+    let mut cl: Vec<Lit> = Vec::new();
+    let mut prefix_max = vec![0u64; k + 1];
+    for i in 0..k {
+        prefix_max[i + 1] = prefix_max[i] + u64::from(terms[i].1);
+    }
+    for i in (0..k).rev() {
+        let (x, w) = terms[i];
+        let mut cur = vec![Node::F; t + 1];
+        let lo_s = (target as u64).saturating_sub(suffix[i]) as usize;
+        let hi_s = prefix_max[i].min(target as u64) as usize;
+        for s in lo_s..=hi_s.max(lo_s).min(t) {
+            if s > hi_s {
+                break;
+            }
+            let hi = if s + w as usize <= t { next[s + w as usize] } else { Node::F };
+            let lo = next[s];
+            let node = match (hi, lo) {
+                (Node::F, Node::F) => Node::F,
+                (Node::T, Node::T) => Node::T,
+                _ => {
+                    let nv = Lit::new(sat.new_var(lbool::FALSE, true), true);
+                    // n ∧ x → hi ; n ∧ ¬x → lo
+                    match hi {
+                        Node::T => {}
+                        Node::F => {
+                            cl.clear();
+                            cl.extend([!nv, !x]);
+                            ok &= sat.add_clause_reuse(&mut cl);
+                        }
+                        Node::L(h) => {
+                            cl.clear();
+                            cl.extend([!nv, !x, h]);
+                            ok &= sat.add_clause_reuse(&mut cl);
+                        }
+                    }
+                    match lo {
+                        Node::T => {}
+                        Node::F => {
+                            cl.clear();
+                            cl.extend([!nv, x]);
+                            ok &= sat.add_clause_reuse(&mut cl);
+                        }
+                        Node::L(l) => {
+                            cl.clear();
+                            cl.extend([!nv, x, l]);
+                            ok &= sat.add_clause_reuse(&mut cl);
+                        }
+                    }
+                    Node::L(nv)
+                }
+            };
+            cur[s] = node;
+        }
+        next = cur;
+    }
+    let root = next[0];
+    cl.clear();
+    match (root, enable) {
+        (Node::T, _) => {}
+        (Node::F, None) => return false,
+        (Node::F, Some(e)) => {
+            cl.push(!e);
+            ok &= sat.add_clause_reuse(&mut cl);
+        }
+        (Node::L(r), None) => {
+            cl.push(r);
+            ok &= sat.add_clause_reuse(&mut cl);
+        }
+        (Node::L(r), Some(e)) => {
+            cl.extend([!e, r]);
+            ok &= sat.add_clause_reuse(&mut cl);
+        }
+    }
+    ok
+}
+
+/// Stops the SAT search at a deadline.
+struct Deadline {
+    at: Instant,
+}
+
+impl Deadline {
+    fn new(start: Instant, ms: u64) -> Self {
+        Deadline { at: start + std::time::Duration::from_millis(ms) }
+    }
+}
+
+impl Callbacks for Deadline {
+    fn stop(&self) -> bool {
+        Instant::now() >= self.at
+    }
+}
+
+/// The acyclicity theory: each true literal adds its edges; an edge that
+/// would close a cycle raises the cycle's literals as a conflict clause.
+struct Acyclic {
+    dag: Dag,
+    /// Edges of solver variable i: `flat[off[i]..off[i+1]]`.
+    off: Vec<u32>,
+    flat: Vec<(u32, u32)>,
+    /// Solver variable index → our variable id.
+    from_sat: Vec<u32>,
+    processed: usize,
+    levels: Vec<(usize, usize)>,
+    /// A few cycles met, for explanations.
+    cycles: Vec<Vec<(u32, u32, u32)>>,
+}
+
+impl Acyclic {
+    fn check(&mut self, acts: &mut TheoryArg) {
+        let model_len = acts.model().len();
+        while self.processed < model_len {
+            let l = acts.model()[self.processed];
+            let vi = l.var().idx() as usize;
+            if l.sign() && vi + 1 < self.off.len() {
+                let (s, e) = (self.off[vi] as usize, self.off[vi + 1] as usize);
+                for i in s..e {
+                    let (a, b) = self.flat[i];
+                    if let Err(cyc) = self.dag.add(a, b, vi as u32) {
+                        let mut lits: Vec<Lit> = cyc
+                            .iter()
+                            .filter(|c| c.2 != FORCED)
+                            .map(|c| !Lit::new(batsat::Var::unsafe_from_idx(c.2), true))
+                            .collect();
+                        lits.sort_unstable();
+                        lits.dedup();
+                        if self.cycles.len() < 64 {
+                            let named: Vec<(u32, u32, u32)> = cyc
+                                .iter()
+                                .map(|&(a, b, t)| (a, b, if t == FORCED { FORCED } else { self.from_sat[t as usize] }))
+                                .collect();
+                            self.cycles.push(named);
+                        }
+                        acts.raise_conflict(&lits, false);
+                        return;
+                    }
+                }
+            }
+            self.processed += 1;
+        }
+    }
+}
+
+impl Theory for Acyclic {
+    fn final_check(&mut self, acts: &mut TheoryArg) {
+        self.check(acts);
+    }
+    fn partial_check(&mut self, acts: &mut TheoryArg) {
+        self.check(acts);
+    }
+    fn create_level(&mut self) {
+        self.levels.push((self.processed, self.dag.edges()));
+    }
+    fn pop_levels(&mut self, n: usize) {
+        let mut mark = None;
+        for _ in 0..n {
+            mark = self.levels.pop();
+        }
+        if let Some((p, e)) = mark {
+            self.processed = p;
+            self.dag.undo_to(e);
+        }
+    }
+    fn n_levels(&self) -> usize {
+        self.levels.len()
+    }
+    fn explain_propagation(&mut self, _p: Lit) -> &[Lit] {
+        &[]
+    }
+}

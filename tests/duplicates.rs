@@ -1,0 +1,319 @@
+//! Duplicate-value list-append checking: the paper's examples (Cai et al.,
+//! SCCP 2026, Fig. 1) and one test per rule of the decision procedure.
+
+use isolde::history::read::read_history;
+use isolde::history::History;
+use isolde::model::Validity;
+use isolde::workload::duplicates::{
+    check_duplicates, check_levels, has_duplicate_appends, render_json, render_text, witness, Level, Limits,
+};
+
+fn hist(edn: &str) -> History {
+    read_history(edn.as_bytes(), "test", None).expect("history parses")
+}
+
+/// Completed transactions, one per line: `(process type [mops])`, each one
+/// invoked right before it completes (so they are ordered in real time).
+fn serial(txns: &[(&str, &str)]) -> History {
+    let mut s = String::new();
+    for (i, (ty, mops)) in txns.iter().enumerate() {
+        s.push_str(&format!("{{:type :invoke, :f :txn, :process {i}, :index {}, :value {mops}}}\n", 2 * i));
+        s.push_str(&format!("{{:type :{ty}, :f :txn, :process {i}, :index {}, :value {mops}}}\n", 2 * i + 1));
+    }
+    hist(&s)
+}
+
+/// Transactions all invoked before any completes (no real-time order).
+fn concurrent(txns: &[(&str, &str)]) -> History {
+    let mut s = String::new();
+    for (i, (_, mops)) in txns.iter().enumerate() {
+        let inv = mops.replace(|c: char| c == '[', "[").to_string();
+        s.push_str(&format!("{{:type :invoke, :f :txn, :process {i}, :index {i}, :value {inv}}}\n"));
+    }
+    for (i, (ty, mops)) in txns.iter().enumerate() {
+        s.push_str(&format!("{{:type :{ty}, :f :txn, :process {i}, :index {}, :value {mops}}}\n", txns.len() + i));
+    }
+    hist(&s)
+}
+
+fn lim() -> Limits {
+    Limits { time_ms: 5_000, ..Limits::default() }
+}
+
+fn verdict(h: &History, l: Level) -> Validity {
+    check_duplicates(h, l, &lim()).valid
+}
+
+#[test]
+fn fig_1b_is_serializable() {
+    // T1 appends 1, T2 appends 2 then 1, T3 reads [1 2 1].
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:append :x 2] [:append :x 1]]"),
+        ("ok", "[[:r :x [1 2 1]]]"),
+    ]);
+    assert!(has_duplicate_appends(&h));
+    let v = check_duplicates(&h, Level::Serializable, &lim());
+    assert_eq!(v.valid, Validity::True, "{}", v.reason);
+    let w = v.witness.expect("a valid verdict carries a witness");
+    let idx: Vec<i64> = w.iter().map(|&t| h.txns[t as usize].index).collect();
+    assert_eq!(idx, vec![3, 4, 5], "T1, T2, then T3");
+    witness::check_serial(&h, &w, false).unwrap();
+}
+
+#[test]
+fn fig_1d_is_not_serializable() {
+    // T1 and T2 each append 1 twice; T3 reads [1 1 1]: atomicity allows
+    // zero, two or four 1s, never three.
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1] [:append :x 1]]"),
+        ("ok", "[[:append :x 1] [:append :x 1]]"),
+        ("ok", "[[:r :x [1 1 1]]]"),
+    ]);
+    for l in Level::ALL {
+        let v = check_duplicates(&h, l, &lim());
+        assert_eq!(v.valid, Validity::False, "{l:?}");
+        let a = v.anomaly.expect("an invalid verdict names its anomaly");
+        assert_eq!(a.kind, "duplicate-appends-unproducible-read");
+        assert!(a.explanation.contains("[1 1 1]"), "{}", a.explanation);
+        assert!(a.explanation.contains("appended [1 1]"), "{}", a.explanation);
+    }
+}
+
+#[test]
+fn unique_histories_are_decided_without_search() {
+    let h = serial(&[
+        ("ok", "[[:append :x 1] [:append :y 1]]"),
+        ("ok", "[[:r :x [1]] [:append :x 2]]"),
+        ("ok", "[[:r :x [1 2]] [:r :y [1]]]"),
+    ]);
+    assert!(!has_duplicate_appends(&h));
+    let v = check_duplicates(&h, Level::StrictSerializable, &lim());
+    assert_eq!(v.valid, Validity::True, "{}", v.reason);
+    assert_eq!(v.stats.open_vars, 0);
+}
+
+#[test]
+fn a_cycle_forced_by_unique_values_is_g2() {
+    // Write skew: each reads the other's key empty and appends its own.
+    let h = concurrent(&[
+        ("ok", "[[:r :x []] [:append :y 1]]"),
+        ("ok", "[[:r :y []] [:append :x 1]]"),
+    ]);
+    let v = check_duplicates(&h, Level::Serializable, &lim());
+    assert_eq!(v.valid, Validity::False);
+    assert_eq!(v.anomaly.as_ref().unwrap().kind, "G2-item");
+    // Snapshot isolation allows write skew.
+    assert_eq!(verdict(&h, Level::SnapshotIsolation), Validity::True);
+}
+
+#[test]
+fn duplicate_values_hide_a_lost_update() {
+    // T1 and T2 both read [1] and append 2: whichever went second should
+    // have seen the other's 2. Elle cannot tell the two 2s apart.
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:r :x [1]] [:append :x 2]]"),
+        ("ok", "[[:r :x [1]] [:append :x 2]]"),
+        ("ok", "[[:r :x [1 2]]]"),
+    ]);
+    for l in Level::ALL {
+        assert_eq!(verdict(&h, l), Validity::False, "{l:?}");
+    }
+}
+
+#[test]
+fn a_read_that_cuts_through_a_block_is_a_contradiction() {
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1] [:append :x 2]]"),
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:r :x [1]]]"),
+        ("ok", "[[:r :x [1 1 2]]]"),
+    ]);
+    // [1] must be T2's block, then T1's [1 2]: valid.
+    assert_eq!(verdict(&h, Level::Serializable), Validity::True);
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1] [:append :x 2]]"),
+        ("ok", "[[:append :x 3]]"),
+        ("ok", "[[:r :x [1]]]"),
+        ("ok", "[[:r :x [1 2 3]]]"),
+    ]);
+    assert_eq!(verdict(&h, Level::Serializable), Validity::False);
+}
+
+#[test]
+fn failed_appends_are_never_visible() {
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1]]"),
+        ("fail", "[[:append :x 1]]"),
+        ("ok", "[[:r :x [1 1]]]"),
+    ]);
+    let v = check_duplicates(&h, Level::Serializable, &lim());
+    assert_eq!(v.valid, Validity::False);
+    assert_eq!(v.anomaly.unwrap().kind, "G1a");
+}
+
+#[test]
+fn info_appends_may_or_may_not_have_committed() {
+    let seen = concurrent(&[
+        ("ok", "[[:append :x 1]]"),
+        ("info", "[[:append :x 1]]"),
+        ("ok", "[[:r :x [1 1]]]"),
+    ]);
+    let v = check_duplicates(&seen, Level::Serializable, &lim());
+    assert_eq!(v.valid, Validity::True);
+    assert_eq!(v.witness.unwrap().len(), 3, "the info transaction committed");
+    let unseen = concurrent(&[
+        ("ok", "[[:append :x 1]]"),
+        ("info", "[[:append :x 1] [:append :y 5]]"),
+        ("ok", "[[:r :x [1]] [:r :y []]]"),
+    ]);
+    let v = check_duplicates(&unseen, Level::Serializable, &lim());
+    assert_eq!(v.valid, Validity::True);
+    assert_eq!(v.witness.unwrap().len(), 2, "the info transaction did not commit");
+}
+
+#[test]
+fn strict_serializability_adds_real_time() {
+    // T2 completes before T3 begins, yet T3's read misses T2's append.
+    let h = serial(&[
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:r :x [1]]]"),
+    ]);
+    assert_eq!(verdict(&h, Level::Serializable), Validity::True);
+    let v = check_duplicates(&h, Level::StrictSerializable, &lim());
+    assert_eq!(v.valid, Validity::False);
+    assert!(v.anomaly.unwrap().explanation.contains("completed before"));
+}
+
+#[test]
+fn snapshot_isolation_forbids_concurrent_appends_to_one_key() {
+    // Both read y and z empty and append x; each misses the other's y or z
+    // append, so they overlap, but they both appended x: not SI.
+    let h = concurrent(&[
+        ("ok", "[[:r :y []] [:append :z 1] [:append :x 1]]"),
+        ("ok", "[[:r :z []] [:append :y 1] [:append :x 1]]"),
+    ]);
+    assert_eq!(verdict(&h, Level::SnapshotIsolation), Validity::False);
+    // Without the x appends it is plain write skew: SI.
+    let h = concurrent(&[
+        ("ok", "[[:r :y []] [:append :z 1]]"),
+        ("ok", "[[:r :z []] [:append :y 1]]"),
+    ]);
+    assert_eq!(verdict(&h, Level::SnapshotIsolation), Validity::True);
+}
+
+#[test]
+fn internal_reads_must_include_own_appends() {
+    let h = concurrent(&[("ok", "[[:append :x 1] [:r :x [2]]]")]);
+    let v = check_duplicates(&h, Level::Serializable, &lim());
+    assert_eq!(v.valid, Validity::False);
+    assert_eq!(v.anomaly.unwrap().kind, "internal");
+}
+
+#[test]
+fn reads_that_disagree_are_incompatible() {
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:append :x 2]]"),
+        ("ok", "[[:r :x [1 2]]]"),
+        ("ok", "[[:r :x [2 1]]]"),
+    ]);
+    let v = check_duplicates(&h, Level::Serializable, &lim());
+    assert_eq!(v.anomaly.unwrap().kind, "incompatible-order");
+}
+
+#[test]
+fn a_transaction_that_read_then_appended_starts_right_after_its_read() {
+    // T2 read [1] then appended 1, so its 1 is second; T3 read [1 1] and
+    // appended 2; T4 reads [1 1 2]. T1 or T2 could each be first, but T2
+    // read [1], so T1 is first.
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:r :x [1]] [:append :x 1]]"),
+        ("ok", "[[:r :x [1 1]] [:append :x 2]]"),
+        ("ok", "[[:r :x [1 1 2]]]"),
+    ]);
+    let v = check_duplicates(&h, Level::Serializable, &lim());
+    assert_eq!(v.valid, Validity::True, "{}", v.reason);
+    // Two transactions that both read [1] and appended cannot both be seen.
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:r :x [1]] [:append :x 1]]"),
+        ("ok", "[[:r :x [1]] [:append :x 1]]"),
+        ("ok", "[[:r :x [1 1 1]]]"),
+    ]);
+    for l in Level::ALL {
+        assert_eq!(verdict(&h, l), Validity::False, "{l:?}");
+    }
+}
+
+#[test]
+fn mixed_blocks_with_several_placements_are_searched() {
+    // [1 2 1 2] is [1 2][1][2] or [1][2 1][2]; then [2 1] is T2's [2 1] or
+    // T4's [2] and T3's [1]: only the first spelling leaves enough.
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1] [:append :x 2]]"),
+        ("ok", "[[:append :x 2] [:append :x 1]]"),
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:append :x 2]]"),
+        ("ok", "[[:r :x [1 2 1 2]]]"),
+        ("ok", "[[:r :x [1 2 1 2 2 1]]]"),
+    ]);
+    let v = check_duplicates(&h, Level::Serializable, &lim());
+    assert_eq!(v.valid, Validity::True, "{}", v.reason);
+    // Four 1s and four 2s, but only three of each were appended.
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1] [:append :x 2]]"),
+        ("ok", "[[:append :x 2] [:append :x 1]]"),
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:append :x 2]]"),
+        ("ok", "[[:r :x [1 2 1 2]]]"),
+        ("ok", "[[:r :x [1 2 1 2 2 1 1 2]]]"),
+    ]);
+    assert_eq!(verdict(&h, Level::Serializable), Validity::False);
+}
+
+#[test]
+fn levels_share_what_they_imply() {
+    let h = concurrent(&[
+        ("ok", "[[:r :x []] [:append :y 1]]"),
+        ("ok", "[[:r :y []] [:append :x 1]]"),
+    ]);
+    let vs = check_levels(&h, &Level::ALL, &lim());
+    let by = |l: Level| vs.iter().find(|v| v.level == l).unwrap().valid;
+    assert_eq!(by(Level::SnapshotIsolation), Validity::True);
+    assert_eq!(by(Level::Serializable), Validity::False);
+    assert_eq!(by(Level::StrictSerializable), Validity::False);
+    let j = render_json(&h, &vs, true);
+    assert_eq!(j["valid?"], serde_json::json!(false));
+    assert_eq!(j["not"], serde_json::json!(["serializable"]));
+    assert_eq!(j["also-not"], serde_json::json!(["strict-serializable"]));
+    assert_eq!(j["anomaly-types"], serde_json::json!(["G2-item"]));
+    assert!(j["witness"]["snapshot-isolation"]["order"].is_array());
+    let t = render_text(&h, &vs, true);
+    assert!(t.contains("Not serializable (nor strict-serializable)"), "{t}");
+    assert!(t.contains("commit order:"), "{t}");
+}
+
+#[test]
+fn a_register_history_is_not_decided() {
+    let h = concurrent(&[("ok", "[[:w :x 1]]")]);
+    let v = check_duplicates(&h, Level::Serializable, &lim());
+    assert_eq!(v.valid, Validity::Unknown);
+    assert!(v.reason.contains("register"));
+}
+
+#[test]
+fn the_time_limit_gives_unknown_not_a_guess() {
+    let h = concurrent(&[
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:append :x 1]]"),
+        ("ok", "[[:r :x [1]]]"),
+    ]);
+    let v = check_duplicates(&h, Level::Serializable, &Limits { max_vars: 2, ..lim() });
+    assert_eq!(v.valid, Validity::Unknown);
+    assert!(v.reason.contains("limit"), "{}", v.reason);
+}
+
