@@ -25,7 +25,11 @@ fn run(label: &str, p: &Params, save: Option<&str>, levels: &[Level]) {
     let gen_ms = t.elapsed().as_secs_f64() * 1e3;
     if let Some(dir) = save {
         let _ = std::fs::create_dir_all(dir);
-        let name = format!("{dir}/{}-{}.edn", label.replace([' ', '%', '='], "_"), db_name(p.db));
+        let name = format!(
+            "{dir}/{}-{}.edn",
+            label.replace([' ', '%', '='], "_"),
+            db_name(p.db)
+        );
         let _ = std::fs::write(name, &edn);
     }
     let t = Instant::now();
@@ -38,7 +42,10 @@ fn run(label: &str, p: &Params, save: Option<&str>, levels: &[Level]) {
     };
     let parse_ms = t.elapsed().as_secs_f64() * 1e3;
     let ops: u32 = h.txns.iter().map(|t| t.mops_len).sum();
-    let limits = Limits { time_ms: 60_000, ..Limits::default() };
+    let limits = Limits {
+        time_ms: 60_000,
+        ..Limits::default()
+    };
     for &level in levels {
         let v = check_duplicates(&h, level, &limits);
         let s = v.stats;
@@ -69,9 +76,16 @@ fn run(label: &str, p: &Params, save: Option<&str>, levels: &[Level]) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let save = args.iter().position(|a| a == "--save").and_then(|i| args.get(i + 1)).map(String::as_str);
+    let save = args
+        .iter()
+        .position(|a| a == "--save")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
     let mut levels: Vec<Level> = args
         .iter()
         .enumerate()
@@ -79,24 +93,50 @@ fn main() {
         .filter_map(|(i, _)| args.get(i + 1).and_then(|n| Level::from_name(n)))
         .collect();
     if levels.is_empty() {
-        levels = vec![Level::Serializable, Level::StrictSerializable, Level::SnapshotIsolation];
+        levels = vec![
+            Level::Serializable,
+            Level::StrictSerializable,
+            Level::SnapshotIsolation,
+        ];
     }
     let names: Vec<&str> = levels.iter().map(|l| l.name()).collect();
-    let which = args.iter().find(|a| !a.starts_with("--") && Some(a.as_str()) != save && !names.contains(&a.as_str())).map(String::as_str).unwrap_or("all");
+    let which = args
+        .iter()
+        .find(|a| !a.starts_with("--") && Some(a.as_str()) != save && !names.contains(&a.as_str()))
+        .map(String::as_str)
+        .unwrap_or("all");
     println!("| workload | database | txns | micro-ops | level | valid? | check ms | build/forced/prune/SAT ms | ambiguous keys | choice vars | open after propagation | SAT clauses | conflicts | generate / parse ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     if which == "left" || which == "all" {
-        let sizes: &[u32] = if quick { &[1000] } else { &[1000, 2000, 3000, 4000, 5000] };
+        let sizes: &[u32] = if quick {
+            &[1000]
+        } else {
+            &[1000, 2000, 3000, 4000, 5000]
+        };
         for &n in sizes {
-            run(&format!("left {n} txns"), &Params::paper_left(n, Db::Serializable, 7), save, &levels);
+            run(
+                &format!("left {n} txns"),
+                &Params::paper_left(n, Db::Serializable, 7),
+                save,
+                &levels,
+            );
         }
         let n = *sizes.last().unwrap_or(&1000);
         for db in [Db::SnapshotIsolation, Db::LostUpdate] {
-            run(&format!("left {n} txns"), &Params::paper_left(n, db, 7), save, &levels);
+            run(
+                &format!("left {n} txns"),
+                &Params::paper_left(n, db, 7),
+                save,
+                &levels,
+            );
         }
     }
     if which == "right" || which == "all" {
-        let shares: &[f64] = if quick { &[1.0] } else { &[0.0, 0.25, 0.5, 0.75, 1.0] };
+        let shares: &[f64] = if quick {
+            &[1.0]
+        } else {
+            &[0.0, 0.25, 0.5, 0.75, 1.0]
+        };
         for &d in shares {
             let mut p = Params::paper_right(d, Db::Serializable, 11);
             if quick {

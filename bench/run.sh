@@ -6,7 +6,9 @@
 #   SIZES="100000" KINDS="valid" RUNS=5 bench/run.sh
 #
 # Environment: SIZES, KINDS (space-separated), RUNS (default 3), SEED (1),
-# TIMEOUT per run in seconds (120), EXTRA=0 skips the gzip/zstd/JSON rows.
+# TIMEOUT per run in seconds (120), EXTRA=0 skips the gzip/zstd/JSON rows,
+# BIN=path times another isolde binary (e.g. an older build) on the same data,
+# ISOLDE_THREADS=1 keeps isolde on one thread.
 # Histories are cached in bench/data/ (gitignored): delete it to regenerate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,10 +20,13 @@ SEED=${SEED:-1}
 TIMEOUT=${TIMEOUT:-120}
 EXTRA=${EXTRA:-1}
 DATA=bench/data
-BIN=target/release/isolde
+BIN=${BIN:-target/release/isolde}
 GEN=target/release/examples/gen_history
 
-cargo build --release --quiet --bin isolde --example gen_history
+if ! log=$(cargo build --release --bin isolde --example gen_history 2>&1); then
+    echo "$log" >&2
+    exit 1
+fi
 mkdir -p "$DATA"
 
 # gen KIND TXNS FORMAT → path of the cached history
@@ -34,19 +39,22 @@ gen() {
     echo "$f"
 }
 
-# measure FILE → "seconds KB verdict" of the fastest of RUNS runs
+# measure FILE → "seconds cpu-seconds KB verdict" of the fastest of RUNS
+# runs (wall clock; CPU = user + system, all threads).
 measure() {
-    local best="" best_kb="" verdict="" out
+    local file=$1 best="" best_cpu="" best_kb="" verdict="" out
     for _ in $(seq "$RUNS"); do
-        /usr/bin/time -o "$DATA/.time" -f '%e %M' timeout "$TIMEOUT" "$BIN" check -c strict-serializable "$1" \
+        /usr/bin/time -o "$DATA/.time" -f '%e %U %S %M' timeout "$TIMEOUT" "$BIN" check -c strict-serializable "$file" \
             >"$DATA/.stdout" 2>/dev/null || true
         out=$(tail -1 "$DATA/.time")
         verdict=$(cut -f2 "$DATA/.stdout" 2>/dev/null || true)
         [ -n "$verdict" ] || verdict="timeout/error"
-        local s=${out% *} kb=${out#* }
-        if [ -z "$best" ] || awk "BEGIN{exit !($s < $best)}"; then best=$s; best_kb=$kb; fi
+        set -- $out
+        if [ -z "$best" ] || awk "BEGIN{exit !($1 < $best)}"; then
+            best=$1; best_cpu=$(awk "BEGIN{printf \"%.2f\", $2 + $3}"); best_kb=$4
+        fi
     done
-    echo "$best $best_kb $verdict"
+    echo "$best $best_cpu $best_kb $verdict"
 }
 
 row() { # LABEL FILE
@@ -55,12 +63,12 @@ row() { # LABEL FILE
     mb=$(awk "BEGIN{printf \"%.1f\", $size/1e6}")
     r=$(measure "$2")
     set -- "$1" "$mb" $r
-    printf '| %-26s | %8s | %8s | %9s | %-8s |\n' "$1" "$2" "$3" "$(awk "BEGIN{printf \"%.0f\", $4/1024}")" "$5"
+    printf '| %-26s | %8s | %8s | %8s | %9s | %-8s |\n' "$1" "$2" "$3" "$4" "$(awk "BEGIN{printf \"%.0f\", $5/1024}")" "$6"
 }
 
-echo "isolde $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; best of $RUNS"
-printf '| %-26s | %8s | %8s | %9s | %-8s |\n' "history (txns, kind)" "MB" "time s" "peak MB" "valid?"
-printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..28})" "----------" "----------" "-----------" "----------"
+echo "isolde $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; best of $RUNS; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '| %-26s | %8s | %8s | %8s | %9s | %-8s |\n' "history (txns, kind)" "MB" "time s" "CPU s" "peak MB" "valid?"
+printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..28})" "----------" "----------" "----------" "-----------" "----------"
 for n in $SIZES; do
     for k in $KINDS; do
         row "$n $k" "$(gen "$k" "$n" edn)"

@@ -405,8 +405,39 @@ fn diamond_ring(n: u64) -> String {
     h.text
 }
 
+/// The relation of each step of the first reported cycle of `kind`.
+fn step_types(r: &Run, kind: &str) -> Vec<String> {
+    r.json["anomalies"][kind][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Asserts what the diamond ring must give: the all-wr lap as G1c, a lap
+/// with exactly one rw step as G-single-item. (G-nonadjacent-item and
+/// G2-item cycles exist too but rule out no model these two have not, so
+/// Elle's lattice does not search for them.)
+fn assert_diamond_ring_verdict(r: &Run, n: usize) {
+    assert_eq!(r.valid(), false);
+    assert_eq!(r.types(), ["G-single-item", "G1c"]);
+    assert_eq!(r.strings("not"), ["read-committed"]);
+    let g1c = step_types(r, "G1c");
+    assert_eq!(g1c.len(), 2 * n);
+    assert!(g1c.iter().all(|t| t == "wr"), "{g1c:?}");
+    let single = step_types(r, "G-single-item");
+    assert_eq!(single.len(), 2 * n);
+    assert_eq!(
+        single.iter().filter(|t| *t == "rw").count(),
+        1,
+        "{single:?}"
+    );
+    r.assert_exact();
+}
+
 /// Hundreds of thousands of cycles in one component (2^18 = 262,144): the
-/// search must not enumerate them. Each class gets its shortest cycle.
+/// search must not enumerate them.
 #[test]
 fn a_component_with_262144_cycles() {
     let r = check_text(
@@ -414,13 +445,7 @@ fn a_component_with_262144_cycles() {
         &diamond_ring(18),
         &["-c", "serializable"],
     );
-    assert_eq!(r.valid(), false);
-    assert_eq!(r.types(), ["G-single-item", "G1c"]);
-    assert_eq!(r.strings("not"), ["read-committed"]);
-    // The G1c cycle is the all-B lap: 2 steps per stage.
-    let g1c = &r.json["anomalies"]["G1c"][0]["cycle"];
-    assert_eq!(g1c.as_array().unwrap().len(), 2 * 18 + 1);
-    r.assert_exact();
+    assert_diamond_ring_verdict(&r, 18);
     r.assert_within(2.0, 128.0);
 }
 
@@ -432,15 +457,17 @@ fn a_component_with_2_pow_60_cycles() {
         &diamond_ring(60),
         &["-c", "serializable"],
     );
-    assert_eq!(r.valid(), false);
-    assert_eq!(r.types(), ["G-single-item", "G1c"]);
-    r.assert_exact();
+    assert_diamond_ring_verdict(&r, 60);
     r.assert_within(2.0, 128.0);
 }
 
 /// 100,000 separate write-skew pairs (200,000 transactions): 100,000
 /// components, each with its own G2-item cycle, all reported.
 #[test]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "minutes unoptimized: cargo test --release --test adversarial"
+)]
 fn one_hundred_thousand_separate_cycles() {
     let pairs = 100_000u64;
     let mut h = Edn::new();

@@ -157,3 +157,16 @@ fn completions_only_histories_say_real_time_is_unknown() {
     let notes = v["notes"].to_string();
     assert!(notes.contains("real-time order is unknown"), "{v}");
 }
+
+#[test]
+fn repeated_values_go_to_the_exact_duplicate_value_solver() {
+    let f = data("duplicates-fig1d.edn");
+    let o = isolde(&["check", "-v", "-c", "serializable", &f]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("JSON");
+    assert_eq!(v["valid?"], serde_json::json!(false), "{v}");
+    assert!(
+        v["notes"].to_string().contains("duplicate-value solver"),
+        "{v}"
+    );
+    assert_eq!(o.status.code(), Some(1));
+}

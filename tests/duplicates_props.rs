@@ -18,11 +18,16 @@ use isolde::workload::duplicates::{check_duplicates, Level, Limits};
 use std::collections::HashMap;
 
 fn committable(h: &History) -> Vec<TxnId> {
-    (0..h.txns.len() as TxnId).filter(|&t| h.txns[t as usize].outcome != Outcome::Fail).collect()
+    (0..h.txns.len() as TxnId)
+        .filter(|&t| h.txns[t as usize].outcome != Outcome::Fail)
+        .collect()
 }
 
 fn all_ok_placed(h: &History, used: &[bool]) -> bool {
-    h.txns.iter().enumerate().all(|(i, t)| t.outcome != Outcome::Ok || used[i])
+    h.txns
+        .iter()
+        .enumerate()
+        .all(|(i, t)| t.outcome != Outcome::Ok || used[i])
 }
 
 fn read_list(h: &History, o: Observed) -> Vec<ValId> {
@@ -31,7 +36,12 @@ fn read_list(h: &History, o: Observed) -> Vec<ValId> {
 
 /// Runs `t` against `state` (a view); true if its reads match. Appends go
 /// to `own` so the caller decides when they become visible.
-fn replay(h: &History, t: TxnId, view: &HashMap<KeyId, Vec<ValId>>, own: &mut HashMap<KeyId, Vec<ValId>>) -> bool {
+fn replay(
+    h: &History,
+    t: TxnId,
+    view: &HashMap<KeyId, Vec<ValId>>,
+    own: &mut HashMap<KeyId, Vec<ValId>>,
+) -> bool {
     let check = h.txns[t as usize].outcome == Outcome::Ok;
     for m in h.mops(t) {
         match (m.kind, m.value) {
@@ -51,7 +61,13 @@ fn replay(h: &History, t: TxnId, view: &HashMap<KeyId, Vec<ValId>>, own: &mut Ha
 
 /// Serializable (strict: respecting real time) by exhaustive search.
 fn oracle_serial(h: &History, strict: bool) -> bool {
-    fn dfs(h: &History, strict: bool, cands: &[TxnId], used: &mut Vec<bool>, state: &mut HashMap<KeyId, Vec<ValId>>) -> bool {
+    fn dfs(
+        h: &History,
+        strict: bool,
+        cands: &[TxnId],
+        used: &mut Vec<bool>,
+        state: &mut HashMap<KeyId, Vec<ValId>>,
+    ) -> bool {
         if all_ok_placed(h, used) {
             return true;
         }
@@ -90,7 +106,13 @@ fn oracle_serial(h: &History, strict: bool) -> bool {
         false
     }
     let cands = committable(h);
-    dfs(h, strict, &cands, &mut vec![false; h.txns.len()], &mut HashMap::new())
+    dfs(
+        h,
+        strict,
+        &cands,
+        &mut vec![false; h.txns.len()],
+        &mut HashMap::new(),
+    )
 }
 
 /// Snapshot isolation by exhaustive search over commit orders and, for each
@@ -126,7 +148,10 @@ fn oracle_si(h: &History) -> bool {
                 }
                 // First committer wins: nobody committed an append to one of
                 // t's keys after t's snapshot.
-                if s.done[sp..].iter().any(|(_, w)| w.keys().any(|k| own.contains_key(k))) {
+                if s.done[sp..]
+                    .iter()
+                    .any(|(_, w)| w.keys().any(|k| own.contains_key(k)))
+                {
                     continue;
                 }
                 s.used[t as usize] = true;
@@ -140,7 +165,12 @@ fn oracle_si(h: &History) -> bool {
         }
         false
     }
-    let mut s = S { h, cands: committable(h), used: vec![false; h.txns.len()], done: Vec::new() };
+    let mut s = S {
+        h,
+        cands: committable(h),
+        used: vec![false; h.txns.len()],
+        done: Vec::new(),
+    };
     dfs(&mut s)
 }
 
@@ -148,10 +178,13 @@ fn oracle_si(h: &History) -> bool {
 /// truncates, or extends the list.
 fn corrupt(h: &mut History, rng: &mut Rng) {
     let reads: Vec<usize> = (0..h.mops.len())
-        .filter(|&i| h.mops[i].kind == MopKind::Read && matches!(h.mops[i].value, Observed::List { .. }))
+        .filter(|&i| {
+            h.mops[i].kind == MopKind::Read && matches!(h.mops[i].value, Observed::List { .. })
+        })
         .filter(|&i| {
             h.txns.iter().any(|t| {
-                t.outcome == Outcome::Ok && (t.mops_start as usize..(t.mops_start + t.mops_len) as usize).contains(&i)
+                t.outcome == Outcome::Ok
+                    && (t.mops_start as usize..(t.mops_start + t.mops_len) as usize).contains(&i)
             })
         })
         .collect();
@@ -190,7 +223,10 @@ fn corrupt(h: &mut History, rng: &mut Rng) {
     }
     let start = h.elems.len() as u32;
     h.elems.extend_from_slice(&l);
-    h.mops[i].value = Observed::List { start, len: l.len() as u32 };
+    h.mops[i].value = Observed::List {
+        start,
+        len: l.len() as u32,
+    };
 }
 
 fn small(rng: &mut Rng, seed: u64) -> Params {
@@ -217,7 +253,10 @@ fn small(rng: &mut Rng, seed: u64) -> Params {
 }
 
 fn run(level: Level, cases: u64, seed0: u64) {
-    let limits = Limits { time_ms: 10_000, ..Limits::default() };
+    let limits = Limits {
+        time_ms: 10_000,
+        ..Limits::default()
+    };
     let mut rng = Rng(seed0);
     let (mut valid, mut invalid) = (0, 0);
     for case in 0..cases {
@@ -258,7 +297,10 @@ fn run(level: Level, cases: u64, seed0: u64) {
     }
     // Both answers must be common, or the comparison proves little.
     eprintln!("{level:?}: {valid} valid, {invalid} invalid");
-    assert!(valid > cases / 10 && invalid > cases / 10, "{valid} valid, {invalid} invalid");
+    assert!(
+        valid > cases / 10 && invalid > cases / 10,
+        "{valid} valid, {invalid} invalid"
+    );
 }
 
 #[test]

@@ -95,3 +95,26 @@ fn every_target_has_seeds() {
         assert!(!files(&root.join(t)).is_empty(), "no seeds for {t}");
     }
 }
+
+/// Found by fuzzing (`fuzz/artifacts/read_jsonl/minimized-19-digit-integer`):
+/// the single-line fast path of the EDN/JSON reader overflowed on a 19th
+/// digit. Integers of 19 digits and more must go to the general path and
+/// come out exact: a long when they fit, a BigInt when they do not.
+#[test]
+fn integers_of_19_digits_and_more_are_read_exactly() {
+    use isolde::history::read::{read_history, Format};
+    use isolde::history::{Datum, Observed};
+    let edn = "{:index 0 :type :ok :process 0 :value [[:append 9223372036854775807 9999999999999999999] [:r 9223372036854775807 [9999999999999999999]]]}\n";
+    let json = "{\"index\":0,\"type\":\"ok\",\"process\":0,\"value\":[[\"append\",9223372036854775807,9999999999999999999],[\"r\",9223372036854775807,[9999999999999999999]]]}\n";
+    for (text, format) in [(edn, Format::Edn), (json, Format::Json)] {
+        let h = read_history(text.as_bytes(), "t", Some(format)).unwrap();
+        assert_eq!(h.keys.datum(h.mops[0].key), &Datum::Int(i64::MAX));
+        let Observed::Scalar(v) = h.mops[0].value else {
+            panic!("an append has a scalar value");
+        };
+        let big = Datum::BigInt("9999999999999999999".into());
+        assert_eq!(h.values.datum(v), &big);
+        let read = h.list(h.mops[1].value).unwrap();
+        assert_eq!(read, [v], "the read holds the appended value");
+    }
+}

@@ -17,6 +17,7 @@
 //!   serializable.
 
 use isolde::check::{check_history, render_report, CheckOptions, Workload};
+use isolde::history::error::ReadError;
 use isolde::history::read::{read_history, Format};
 use isolde::history::{History, Observed};
 use std::collections::BTreeMap;
@@ -90,12 +91,24 @@ pub fn schedule(data: &[u8]) {
                 "conflict serializable but not view serializable: {s}"
             );
         }
-        // The normalized form is itself a schedule, the same one.
+        // The normalized form is itself a schedule, the same one, whenever
+        // textbook notation can spell every item name (JSON lines can name
+        // items it cannot: with a newline, both closing brackets, or
+        // surrounding blanks).
+        if !s.items().iter().all(|n| spellable(n)) {
+            continue;
+        }
         let again = parse_schedules(&s.to_string())
             .unwrap_or_else(|e| panic!("normalized schedule `{s}` does not parse: {e}"));
         assert_eq!(again.len(), 1, "normalized schedule `{s}` is not one line");
         assert_eq!(again[0].to_string(), s.to_string());
     }
+}
+
+/// Can `name` stand between the brackets of `r1(..)` or `r1[..]`?
+fn spellable(name: &str) -> bool {
+    let both_closers = name.contains(')') && name.contains(']');
+    !name.is_empty() && name.trim() == name && !name.contains('\n') && !both_closers
 }
 
 /// How a reader target splits its input for the streaming comparison.
@@ -140,15 +153,26 @@ fn read(data: &[u8], format: Option<Format>, how: Chunking) {
         assert_history_is_well_formed(h);
     }
     let chunked = read_history(Chunked { data, how }, "fuzz", format);
-    assert_eq!(
-        summary(&whole),
-        summary(&chunked),
-        "reading in chunks changed the result"
-    );
+    match (&whole, &chunked) {
+        // A corrupt gzip or zstd stream is an I/O error where decoding
+        // notices it (at the checksum, at the end), a syntax error where
+        // parsing the garbage fails first: which comes first depends on
+        // how much was decoded ahead. Either way, no history.
+        (Err(a), Err(b)) if is_io(a) || is_io(b) => {}
+        _ => assert_eq!(
+            summary(&whole),
+            summary(&chunked),
+            "reading in chunks changed the result"
+        ),
+    }
+}
+
+fn is_io(e: &ReadError) -> bool {
+    matches!(e, ReadError::Io { .. })
 }
 
 /// Everything a reader decided, comparable across two reads.
-fn summary(r: &Result<History, isolde::history::error::ReadError>) -> String {
+fn summary(r: &Result<History, ReadError>) -> String {
     match r {
         Err(e) => format!("error: {e}"),
         Ok(h) => {

@@ -8,7 +8,7 @@ use crate::explain::cycle::{self as cyc, ExplainedCycle};
 use crate::graph::{ExplainOrder, GraphBuilder, Rels};
 use crate::history::{History, MopKind, Observed};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
-use crate::workload::{list_append, Explain, Inference};
+use crate::workload::{duplicates, list_append, Explain, Inference};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -35,6 +35,9 @@ pub struct CheckOptions {
     pub anomalies: Vec<String>,
     /// Bound on cycle search per SCC, in milliseconds.
     pub cycle_search_timeout_ms: u64,
+    /// Histories with repeated values: print the serial order (or SI commit
+    /// order) that explains every read, for each level that holds.
+    pub witness: bool,
     /// rw-register: each process's operations on a key follow process order.
     pub sequential_keys: bool,
     /// rw-register: operations on each key follow real-time order.
@@ -57,6 +60,7 @@ impl Default for CheckOptions {
             models: None,
             anomalies: vec![],
             cycle_search_timeout_ms: 1000,
+            witness: false,
             sequential_keys: false,
             linearizable_keys: false,
             wfr_keys: false,
@@ -142,6 +146,12 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
         detect_workload(h)
     };
     match workload {
+        Workload::ListAppend if duplicates::has_duplicate_appends(h) => {
+            if let Some(trusted) = without_untrusted_reads(h) {
+                return check_history(&trusted, options);
+            }
+            check_duplicates(h, options)
+        }
         Workload::ListAppend => {
             if let Some(trusted) = without_untrusted_reads(h) {
                 return check_history(&trusted, options);
@@ -156,6 +166,100 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
     }
 }
 
+/// A list-append history whose appended values repeat: Elle's inference
+/// does not apply (a value no longer names one append), so the exact
+/// solver decides the levels it supports (serializable, strict
+/// serializable, snapshot isolation); other requested models are reported
+/// as not checked.
+fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
+    let requested: Vec<String> = options
+        .models
+        .clone()
+        .unwrap_or_else(|| vec!["strict-serializable".to_string()]);
+    let mut levels = Vec::new();
+    let mut notes = vec![
+        "appended values repeat, so the history was decided by the duplicate-value solver (exact for serializable, strict-serializable and snapshot-isolation)".to_string(),
+    ];
+    for m in &requested {
+        let friendly = model::friendly_name(m);
+        let name = if friendly == "strong-serializable" {
+            "strict-serializable"
+        } else {
+            friendly
+        };
+        match duplicates::Level::from_name(name) {
+            Some(l) if !levels.contains(&l) => levels.push(l),
+            Some(_) => {}
+            None => notes.push(format!(
+                "{m} is not checked on histories with repeated values"
+            )),
+        }
+    }
+    if !options.anomalies.is_empty() {
+        notes.push(format!(
+            "anomalies ({}) are not searched on histories with repeated values",
+            options.anomalies.join(", ")
+        ));
+    }
+    let verdicts = duplicates::check_levels(h, &levels, &duplicates::Limits::default());
+    let mut json = duplicates::render_json(h, &verdicts, options.witness);
+    let valid = if levels.is_empty() {
+        Validity::Unknown
+    } else {
+        verdicts
+            .iter()
+            .fold(Validity::True, |acc, v| match (acc, v.valid) {
+                (Validity::False, _) | (_, Validity::False) => Validity::False,
+                (Validity::Unknown, _) | (_, Validity::Unknown) => Validity::Unknown,
+                _ => Validity::True,
+            })
+    };
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let text = duplicates::render_text(h, &verdicts, options.witness);
+    let mut anomalies = BTreeMap::new();
+    if let Some(Value::Object(m)) = json.get("anomalies") {
+        for (kind, xs) in m {
+            let fs = xs
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|x| Finding {
+                    detail: x.clone(),
+                    explanation: x["explanation"].as_str().unwrap_or(&text).to_string(),
+                    cycle: None,
+                })
+                .collect();
+            anomalies.insert(kind.clone(), fs);
+        }
+    }
+    if let Value::Object(m) = &mut json {
+        m.insert(
+            "valid?".into(),
+            serde_json::to_value(valid).expect("validity serializes"),
+        );
+        let mut all = strings(m.get("notes").unwrap_or(&Value::Null));
+        notes.append(&mut all);
+        m.insert("notes".into(), json!(notes));
+    }
+    Report {
+        valid,
+        anomaly_types: strings(&json["anomaly-types"]),
+        not: strings(&json["not"]),
+        also_not: strings(&json["also-not"]),
+        anomalies,
+        notes,
+        json,
+    }
+}
+
 /// A copy of `h` in which the reads of `info` and `fail` transactions are
 /// `nil` (unknown), or `None` when there is nothing to blank. Such a
 /// transaction may never have committed, so what it read constrains
@@ -166,7 +270,10 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
 fn without_untrusted_reads(h: &History) -> Option<History> {
     let untrusted = |t: &crate::history::Txn| t.outcome != crate::history::Outcome::Ok;
     let needed = h.txns.iter().enumerate().any(|(i, t)| {
-        untrusted(t) && h.mops(i as u32).iter().any(|m| m.kind == MopKind::Read && m.value != Observed::Nil)
+        untrusted(t)
+            && h.mops(i as u32)
+                .iter()
+                .any(|m| m.kind == MopKind::Read && m.value != Observed::Nil)
     });
     if !needed {
         return None;
@@ -294,6 +401,14 @@ pub fn render_report(_h: &History, r: &Report, name: &str) -> String {
     }
     for note in &r.notes {
         s.push_str(&format!("Note: {note}\n"));
+    }
+    if let Some(Value::Object(w)) = r.json.get("witness") {
+        for (level, v) in w {
+            s.push_str(&format!(
+                "Witness for {level}: op indices in order {}\n",
+                v["order"]
+            ));
+        }
     }
     for (kind, fs) in &r.anomalies {
         s.push_str(&format!("\n== {kind} ({} found)\n", fs.len()));

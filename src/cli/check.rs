@@ -60,6 +60,11 @@ pub struct CheckArgs {
     /// explanation of every anomaly.
     #[arg(short = 'x', long)]
     pub explain: bool,
+    /// For list-append histories whose appended values repeat: print the
+    /// serial order (or snapshot-isolation commit order) that explains every
+    /// read, for each model that holds.
+    #[arg(long)]
+    pub witness: bool,
     /// rw-register: writes follow reads within a transaction (a write after a
     /// read of the same key is a later version).
     #[arg(long = "wfr-keys")]
@@ -113,6 +118,7 @@ impl CheckArgs {
             models: Some(models),
             anomalies: list(&self.anomalies),
             cycle_search_timeout_ms: self.cycle_search_timeout,
+            witness: self.witness,
             wfr_keys: self.wfr_keys,
             sequential_keys: self.sequential_keys,
             linearizable_keys: self.linearizable_keys,

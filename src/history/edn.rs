@@ -624,7 +624,8 @@ impl<R: Read> Scanner<R> {
         if self.pos >= self.end || self.buf[self.pos] != b'{' {
             return Ok(None);
         }
-        let Some((op, used)) = fast::op(&self.buf[self.pos..self.end], self.dialect, self.class) else {
+        let Some((op, used)) = fast::op(&self.buf[self.pos..self.end], self.dialect, self.class)
+        else {
             return Ok(None);
         };
         let (line, col) = self.here();

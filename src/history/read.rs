@@ -12,6 +12,7 @@ use super::edn::EdnReader;
 use super::error::ReadError;
 use super::json::JsonReader;
 use super::onelite::{OneLiteReader, OneLiteWorkload};
+use super::raw::RawOp;
 use super::History;
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
@@ -89,26 +90,49 @@ pub fn read_history<R: Read>(
 }
 
 /// [`read_history_file`], with the details of [`Loaded`].
+///
+/// A file of more than [`PIPELINE_MIN_BYTES`] is read by two threads when
+/// [`threads`] allows: one decodes ops while the other pairs and interns
+/// them (see [`load_pipelined`]).
 pub fn load_file(path: &Path, format: Option<Format>) -> Result<Loaded, ReadError> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| ReadError::io(&name, e))?;
-    load(file, &name, format)
+    let big = file.metadata().is_ok_and(|m| m.len() > PIPELINE_MIN_BYTES);
+    if big && threads() > 1 {
+        load_pipelined(file, &name, format)
+    } else {
+        load(file, &name, format)
+    }
+}
+
+/// Smaller inputs are read on one thread: a second would cost more than it
+/// saves.
+pub const PIPELINE_MIN_BYTES: u64 = 4 << 20;
+
+/// Decompresses and detects the format: the input ready for a reader.
+fn open<R: Read>(
+    input: R,
+    name: &str,
+    format: Option<Format>,
+) -> Result<(Format, Input<R>), ReadError> {
+    let mut input = decompress(input).map_err(|e| ReadError::io(name, e))?;
+    let head = match format {
+        Some(_) => Vec::new(),
+        None => peek(&mut input, 1 << 20, |b| detect_format(b).is_some())
+            .map_err(|e| ReadError::io(name, e))?,
+    };
+    let f = format.unwrap_or_else(|| detect_format(&head).unwrap_or(Format::Edn));
+    Ok((f, Cursor::new(head).chain(input)))
 }
 
 /// [`read_history`], with the details of [`Loaded`].
 pub fn load<R: Read>(input: R, name: &str, format: Option<Format>) -> Result<Loaded, ReadError> {
-    let input = decompress(input).map_err(|e| ReadError::io(name, e))?;
-    let (format, input) = match format {
-        Some(f) => (f, input),
-        None => {
-            let mut input = input;
-            let head = peek(&mut input, 1 << 20, |b| detect_format(b).is_some())
-                .map_err(|e| ReadError::io(name, e))?;
-            let f = detect_format(&head).unwrap_or(Format::Edn);
-            let joined: Box<dyn Read> = Box::new(Cursor::new(head).chain(input));
-            (f, joined)
-        }
-    };
+    let (format, input) = open(input, name, format)?;
+    load_opened(format, input, name)
+}
+
+/// Reads an input that [`open`] prepared, on this thread.
+fn load_opened<R: Read>(format: Format, input: R, name: &str) -> Result<Loaded, ReadError> {
     let mut b = HistoryBuilder::new(name);
     let mut workload = None;
     match format {
@@ -155,6 +179,78 @@ pub fn threads() -> usize {
     })
 }
 
+/// Ops handed from the decoding thread to the building one at a time.
+const BATCH: usize = 2048;
+
+/// [`load`] on two threads: a helper thread decodes ops (EDN or JSON) in
+/// batches while this one pairs and interns them. The history, and the
+/// first error in stream order, are exactly those of [`load`]: batches
+/// arrive in order, and a decoding error comes after every op before it.
+/// OneLite input is read by [`load`].
+pub fn load_pipelined<R: Read + Send>(
+    input: R,
+    name: &str,
+    format: Option<Format>,
+) -> Result<Loaded, ReadError> {
+    let (format, input) = open(input, name, format)?;
+    if format == Format::OneLite {
+        return load_opened(format, input, name);
+    }
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<RawOp>, ReadError>>(8);
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let mut next: Box<dyn FnMut() -> Result<Option<RawOp>, ReadError>> = match format {
+                Format::Json => {
+                    let mut r = JsonReader::new(input, name);
+                    Box::new(move || r.next_op())
+                }
+                _ => {
+                    let mut r = EdnReader::new(input, name);
+                    Box::new(move || r.next_op())
+                }
+            };
+            let mut batch = Vec::with_capacity(BATCH);
+            loop {
+                match next() {
+                    Ok(Some(op)) => {
+                        batch.push(op);
+                        if batch.len() == BATCH {
+                            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                            if tx.send(Ok(full)).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Ok(None) => {
+                        let _ = tx.send(Ok(batch));
+                        return;
+                    }
+                    Err(e) => {
+                        if tx.send(Ok(batch)).is_ok() {
+                            let _ = tx.send(Err(e));
+                        }
+                        return;
+                    }
+                }
+            }
+        });
+        let mut b = HistoryBuilder::new(name);
+        // Returning early drops `rx`, which stops the decoding thread.
+        for batch in rx {
+            for op in batch? {
+                b.push(op)?;
+            }
+        }
+        let ops = b.ops();
+        Ok(Loaded {
+            history: b.finish()?,
+            format,
+            ops,
+            workload: None,
+        })
+    })
+}
+
 /// Reads from `r` until `enough` says so, `max` bytes, or the end.
 fn peek<R: Read>(r: &mut R, max: usize, enough: impl Fn(&[u8]) -> bool) -> io::Result<Vec<u8>> {
     let mut head = Vec::new();
@@ -170,18 +266,46 @@ fn peek<R: Read>(r: &mut R, max: usize, enough: impl Fn(&[u8]) -> bool) -> io::R
     Ok(head)
 }
 
+/// The bytes of an input, decompressed if need be, with the head that was
+/// peeked at put back in front.
+type Input<R> = io::Chain<Cursor<Vec<u8>>, Decoded<R>>;
+
+/// An input as stored, or through the decoder its magic bytes call for.
+/// (An enum rather than a boxed reader, so that it is `Send` when the
+/// input is.)
+enum Decoded<R: Read> {
+    Plain(Peeked<R>),
+    Gzip(Box<flate2::read::MultiGzDecoder<BufReader<Peeked<R>>>>),
+    Zstd(Box<ZstdFrames<Peeked<R>>>),
+}
+
+/// A raw input with its first bytes (read to sniff it) put back.
+type Peeked<R> = io::Chain<Cursor<Vec<u8>>, R>;
+
+impl<R: Read> Read for Decoded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Decoded::Plain(r) => r.read(buf),
+            Decoded::Gzip(r) => r.read(buf),
+            Decoded::Zstd(r) => r.read(buf),
+        }
+    }
+}
+
 /// Wraps `input` in a gzip or zstd decoder when its magic bytes say so.
-fn decompress<'a, R: Read + 'a>(mut input: R) -> io::Result<Box<dyn Read + 'a>> {
+fn decompress<R: Read>(mut input: R) -> io::Result<Decoded<R>> {
     let head = peek(&mut input, 4, |b| b.len() >= 4)?;
     let gzip = head.starts_with(&[0x1f, 0x8b]);
     let zstd = head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
     let joined = Cursor::new(head).chain(input);
     Ok(if gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(joined)))
+        Decoded::Gzip(Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(
+            joined,
+        ))))
     } else if zstd {
-        Box::new(ZstdFrames::new(joined))
+        Decoded::Zstd(Box::new(ZstdFrames::new(joined)))
     } else {
-        Box::new(joined)
+        Decoded::Plain(joined)
     })
 }
 
@@ -426,6 +550,84 @@ mod tests {
             e.to_string(),
             "h.edn:3:41: unknown micro-op function :cas (expected :append, :r or :w)"
         );
+    }
+
+    /// The parts of a history that a reader decides.
+    fn summary(h: &History) -> String {
+        let keys: Vec<String> = (0..h.keys.len() as u32)
+            .map(|i| h.keys.datum(i).to_string())
+            .collect();
+        let values: Vec<String> = (0..h.values.len() as u32)
+            .map(|i| h.values.datum(i).to_string())
+            .collect();
+        format!(
+            "{:?}\n{:?}\n{:?}\n{keys:?}\n{values:?}\n{}",
+            h.txns, h.mops, h.elems, h.has_invocations
+        )
+    }
+
+    /// `load` and `load_pipelined` agree: same history, or same error.
+    fn same_pipelined(input: &[u8]) {
+        let show = |r: Result<Loaded, ReadError>| match r {
+            Ok(l) => Ok((summary(&l.history), l.format, l.ops, l.workload)),
+            Err(e) => Err(e.to_string()),
+        };
+        let a = show(load(input, "h", None));
+        assert_eq!(show(load_pipelined(input, "h", None)), a);
+    }
+
+    #[test]
+    fn the_pipelined_reader_gives_the_same_history_and_errors() {
+        // Many batches, pending invocations across batch boundaries.
+        let mut text = String::new();
+        for i in 0..3 * BATCH + 17 {
+            let p = i % 7;
+            text.push_str(&format!("{{:index {}, :type :invoke, :process {p}, :value [[:append {p} {i}] [:r {p} nil]]}}\n", 2 * i));
+            text.push_str(&format!("{{:index {}, :type :ok, :process {p}, :value [[:append {p} {i}] [:r {p} [{i}]]]}}\n", 2 * i + 1));
+        }
+        same_pipelined(text.as_bytes());
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        same_pipelined(&gz.finish().unwrap());
+        // A syntax error deep in the input, and a pairing error before it.
+        let bad = format!("{text}{{:index 1 :type :ok :process 0 :value [[:append 1 }}\n");
+        same_pipelined(bad.as_bytes());
+        let mut lines: Vec<&str> = text.lines().collect();
+        let unindexed = "{:type :ok, :process 1, :value [[:append 1 1]]}";
+        lines.insert(BATCH + 3, unindexed);
+        let both = format!(
+            "{}\n{{:index 1 :type :ok :process 0 :value [[:cas 1 2]]}}\n",
+            lines.join("\n")
+        );
+        same_pipelined(both.as_bytes());
+        assert!(load(bad.as_bytes(), "h", None).is_err());
+        let e = load(both.as_bytes(), "h", None).unwrap_err().to_string();
+        assert!(e.contains("no :index"), "{e}");
+        for small in [EDN, JSON, ONELITE, ""] {
+            same_pipelined(small.as_bytes());
+        }
+    }
+
+    #[test]
+    fn the_pipelined_reader_agrees_on_the_conformance_histories() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+        for sub in [
+            "list-append",
+            "list-append/samples",
+            "rw-register",
+            "rw-register/samples",
+        ] {
+            let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                let name = p.to_string_lossy();
+                if name.ends_with(".edn") || name.ends_with(".source.json") {
+                    same_pipelined(&std::fs::read(&p).unwrap());
+                }
+            }
+        }
     }
 
     #[test]

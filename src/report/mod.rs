@@ -161,7 +161,7 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
             if i > 0 {
                 txt.write_all(b"\n\n\n")?;
             }
-            write!(txt, "{kind} #{i}\n")?;
+            writeln!(txt, "{kind} #{i}")?;
             txt.write_all(finding_text(h, f).as_bytes())?;
         }
         txt.write_all(b"\n")?;

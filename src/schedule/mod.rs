@@ -108,10 +108,17 @@ impl Schedule {
     /// Operation `i` in normalized textbook form, e.g. `w2(x)` or `c1`.
     pub fn op_text(&self, i: usize) -> String {
         let op = &self.ops[i];
-        match op.item {
-            Some(item) => format!("{}{}({})", op.kind.letter(), op.txn, self.item_name(item)),
-            None => format!("{}{}", op.kind.letter(), op.txn),
-        }
+        op_notation(op.kind, op.txn, op.item.map(|it| self.item_name(it)))
+    }
+}
+
+/// `w2(x)`, `c1`; `w2[x)]` when the item's name holds a `)`, so that
+/// [`parse_schedules`] reads the text back as the same operation.
+pub(crate) fn op_notation(kind: OpKind, txn: u32, item: Option<&str>) -> String {
+    match item {
+        Some(name) if name.contains(')') => format!("{}{txn}[{name}]", kind.letter()),
+        Some(name) => format!("{}{txn}({name})", kind.letter()),
+        None => format!("{}{txn}", kind.letter()),
     }
 }
 

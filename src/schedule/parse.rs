@@ -121,15 +121,11 @@ impl Builder {
         let mut ends: FxHashMap<u32, &Op> = FxHashMap::default();
         for op in &self.ops {
             if let Some(end) = ends.get(&op.txn) {
-                let op_text = match op.item {
-                    Some(it) => format!(
-                        "{}{}({})",
-                        op.kind.letter(),
-                        op.txn,
-                        self.items[it as usize]
-                    ),
-                    None => format!("{}{}", op.kind.letter(), op.txn),
-                };
+                let op_text = super::op_notation(
+                    op.kind,
+                    op.txn,
+                    op.item.map(|it| self.items[it as usize].as_str()),
+                );
                 return Err(ScheduleError::AfterEnd {
                     line: op.line,
                     column: op.column,
@@ -435,6 +431,19 @@ mod tests {
     fn item_names_are_case_sensitive_and_free_form() {
         let s = one("R1(X) w1(x) r2(account A) w2[a.b-c]");
         assert_eq!(s.items(), ["X", "x", "account A", "a.b-c"]);
+    }
+
+    #[test]
+    fn an_item_name_with_a_parenthesis_prints_in_square_brackets() {
+        // Found by fuzzing: `w1[x)]` printed as `w1(x))`, which does not parse.
+        let s = one("w1[f(x)] r2( y ) c1 c2");
+        assert_eq!(s.to_string(), "w1[f(x)] r2(y) c1 c2");
+        assert_eq!(one(&s.to_string()).to_string(), s.to_string());
+        let e = parse_schedules("c1 w1[x)]").unwrap_err();
+        assert!(
+            e.to_string().contains("`w1[x)]` comes after T1 committed"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -126,9 +126,17 @@ fn infer_with(h: &History, threads: usize) -> (Inference, ListAppend<'_>) {
 
     let mut anomalies = out.incompatible;
     out.g1a.sort_unstable();
-    anomalies.extend(out.g1a.iter().map(|x| g1a_anomaly(h, x.0, x.1 as usize, x.3, h.elems[x.2 as usize])));
+    anomalies.extend(
+        out.g1a
+            .iter()
+            .map(|x| g1a_anomaly(h, x.0, x.1 as usize, x.3, h.elems[x.2 as usize])),
+    );
     out.g1b.sort_unstable();
-    anomalies.extend(out.g1b.iter().map(|x| g1b_anomaly(h, x.0, x.1 as usize, x.2)));
+    anomalies.extend(
+        out.g1b
+            .iter()
+            .map(|x| g1b_anomaly(h, x.0, x.1 as usize, x.2)),
+    );
     for t in 0..h.txns.len() as TxnId {
         if txns[t as usize].outcome == Outcome::Ok && repeats_a_key(h.mops(t)) {
             anomalies.extend(internal(h, t));
@@ -403,10 +411,10 @@ impl<'h, 'a> KeyPass<'h, 'a> {
                         _ => None,
                     };
                 }
-                (MopKind::Read, o @ Observed::List { len, .. }) if len > 0 => {
-                    if longest.is_none_or(|l| len as usize > l.len()) {
-                        longest = h.list(o);
-                    }
+                (MopKind::Read, o @ Observed::List { len, .. })
+                    if len > 0 && longest.is_none_or(|l| len as usize > l.len()) =>
+                {
+                    longest = h.list(o);
                 }
                 _ => {}
             }
@@ -418,7 +426,8 @@ impl<'h, 'a> KeyPass<'h, 'a> {
             let incompatible = items.iter().any(|it| {
                 it.kind == MopKind::Read
                     && possible(it.outcome)
-                    && h.list(it.value).is_some_and(|r| !r.is_empty() && !long.starts_with(r))
+                    && h.list(it.value)
+                        .is_some_and(|r| !r.is_empty() && !long.starts_with(r))
             });
             if incompatible {
                 bad = true;
@@ -516,7 +525,9 @@ impl<'h, 'a> KeyPass<'h, 'a> {
             let p = possible(it.outcome);
             match (it.kind, it.value) {
                 (MopKind::Read, o) => {
-                    let Some(&last) = h.list(o).and_then(|l| l.last()) else { continue };
+                    let Some(&last) = h.list(o).and_then(|l| l.last()) else {
+                        continue;
+                    };
                     let w = self.find(last).map_or(NONE, |e| self.table[e].writer);
                     self.writer[i].store(w, Relaxed);
                     if p && w != NONE && w != t {
@@ -545,9 +556,10 @@ impl<'h, 'a> KeyPass<'h, 'a> {
                     }
                     if let Some(e) = pe {
                         let en = &self.table[e];
-                        let rs = &self.reader_txns
-                            [en.readers_start as usize..(en.readers_start + en.readers_len) as usize];
-                        out.edges.extend(rs.iter().filter(|&&r| r != t).map(|&r| (r, t, Rels::RW)));
+                        let rs = &self.reader_txns[en.readers_start as usize
+                            ..(en.readers_start + en.readers_len) as usize];
+                        out.edges
+                            .extend(rs.iter().filter(|&&r| r != t).map(|&r| (r, t, Rels::RW)));
                     }
                 }
                 _ => {}
@@ -559,7 +571,9 @@ impl<'h, 'a> KeyPass<'h, 'a> {
             if it.kind != MopKind::Read || it.outcome != Outcome::Ok {
                 continue;
             }
-            let Observed::List { start, len } = it.value else { continue };
+            let Observed::List { start, len } = it.value else {
+                continue;
+            };
             if self.any_fail {
                 for j in start..start + len {
                     if let Some(e) = self.find(h.elems[j as usize]) {
@@ -611,10 +625,10 @@ impl<'h, 'a> KeyPass<'h, 'a> {
                         _ => None,
                     };
                 }
-                (MopKind::Read, o @ Observed::List { len, .. }) if len > 0 => {
-                    if longest.is_none_or(|l| len as usize > l.len()) {
-                        longest = h.list(o);
-                    }
+                (MopKind::Read, o @ Observed::List { len, .. })
+                    if len > 0 && longest.is_none_or(|l| len as usize > l.len()) =>
+                {
+                    longest = h.list(o);
                 }
                 _ => {}
             }
@@ -638,7 +652,11 @@ impl<'h, 'a> KeyPass<'h, 'a> {
         let mut vs: Vec<ValId> = Vec::new();
         for idx in 0..self.order_any.len() {
             let v = self.order_any[idx];
-            let Some(t2) = self.find(v).map(|e| self.table[e].writer_any).filter(|&w| w != NONE) else {
+            let Some(t2) = self
+                .find(v)
+                .map(|e| self.table[e].writer_any)
+                .filter(|&w| w != NONE)
+            else {
                 continue;
             };
             vs.push(v);
@@ -706,7 +724,10 @@ impl<'h, 'a> KeyPass<'h, 'a> {
 fn reads_then_appends(mops: &[Mop]) -> bool {
     if mops.len() <= 16 {
         return mops.iter().enumerate().any(|(i, m)| {
-            m.kind == MopKind::Read && mops[i + 1..].iter().any(|x| x.kind == MopKind::Append && x.key == m.key)
+            m.kind == MopKind::Read
+                && mops[i + 1..]
+                    .iter()
+                    .any(|x| x.kind == MopKind::Append && x.key == m.key)
         });
     }
     let mut read: FxHashSet<KeyId> = FxHashSet::default();
@@ -724,7 +745,10 @@ fn reads_then_appends(mops: &[Mop]) -> bool {
 /// transaction contradict itself (internal, future-read).
 fn repeats_a_key(mops: &[Mop]) -> bool {
     if mops.len() <= 16 {
-        return mops.iter().enumerate().any(|(i, m)| mops[i + 1..].iter().any(|x| x.key == m.key));
+        return mops
+            .iter()
+            .enumerate()
+            .any(|(i, m)| mops[i + 1..].iter().any(|x| x.key == m.key));
     }
     let mut keys: Vec<KeyId> = mops.iter().map(|m| m.key).collect();
     keys.sort_unstable();
@@ -734,7 +758,11 @@ fn repeats_a_key(mops: &[Mop]) -> bool {
 /// Elle's report for a key whose reads disagree: the first pair of distinct
 /// reads, sorted by length, where the shorter is not a prefix of the longer.
 /// `reads` are the key's ok/info list reads, in history order.
-fn incompatible_order<'a>(h: &History, k: KeyId, all: impl Iterator<Item = &'a [ValId]>) -> Anomaly {
+fn incompatible_order<'a>(
+    h: &History,
+    k: KeyId,
+    all: impl Iterator<Item = &'a [ValId]>,
+) -> Anomaly {
     let mut reads: Vec<&[ValId]> = Vec::new();
     let mut seen: FxHashSet<&[ValId]> = FxHashSet::default();
     for r in all {
@@ -782,7 +810,9 @@ impl ListAppend<'_> {
     fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<Step> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
-            let Observed::Scalar(v) = m.value else { return None };
+            let Observed::Scalar(v) = m.value else {
+                return None;
+            };
             if m.kind != MopKind::Append {
                 return None;
             }
@@ -791,10 +821,9 @@ impl ListAppend<'_> {
             if prev == INIT || self.writer[g] != a || a == b {
                 return None;
             }
-            let ai = h
-                .mops(a)
-                .iter()
-                .position(|x| x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(prev));
+            let ai = h.mops(a).iter().position(|x| {
+                x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(prev)
+            });
             Some(Step {
                 rel: Rels::WW,
                 key: Some(m.key),
@@ -822,10 +851,9 @@ impl ListAppend<'_> {
             if self.writer[self.at(b, bi)] != a || a == b {
                 return None;
             }
-            let ai = h
-                .mops(a)
-                .iter()
-                .position(|x| x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(last));
+            let ai = h.mops(a).iter().position(|x| {
+                x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(last)
+            });
             Some(Step {
                 rel: Rels::WR,
                 key: Some(m.key),
@@ -852,7 +880,10 @@ impl ListAppend<'_> {
                 x.kind == MopKind::Read
                     && x.key == k
                     && !(x.value == Observed::Nil && o == Outcome::Info)
-                    && h.list(x.value).and_then(|l| l.last().copied()).unwrap_or(INIT) == prev
+                    && h.list(x.value)
+                        .and_then(|l| l.last().copied())
+                        .unwrap_or(INIT)
+                        == prev
             })
     }
 
@@ -903,9 +934,24 @@ impl ListAppend<'_> {
 
 impl Explain for ListAppend<'_> {
     fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<Step> {
-        let ww = || allowed.intersects(Rels::WW).then(|| self.explain_ww(a, b)).flatten();
-        let wr = || allowed.intersects(Rels::WR).then(|| self.explain_wr(a, b)).flatten();
-        let rw = || allowed.intersects(Rels::RW).then(|| self.explain_rw(a, b)).flatten();
+        let ww = || {
+            allowed
+                .intersects(Rels::WW)
+                .then(|| self.explain_ww(a, b))
+                .flatten()
+        };
+        let wr = || {
+            allowed
+                .intersects(Rels::WR)
+                .then(|| self.explain_wr(a, b))
+                .flatten()
+        };
+        let rw = || {
+            allowed
+                .intersects(Rels::RW)
+                .then(|| self.explain_rw(a, b))
+                .flatten()
+        };
         ww().or_else(wr).or_else(rw)
     }
 }
@@ -933,7 +979,10 @@ fn g1a_anomaly(h: &History, t: TxnId, i: usize, w: TxnId, e: ValId) -> Anomaly {
 /// to the same key.
 fn g1b_anomaly(h: &History, t: TxnId, i: usize, w: TxnId) -> Anomaly {
     let m = &h.mops[i];
-    let e = *h.list(m.value).and_then(|l| l.last()).expect("a G1b read is not empty");
+    let e = *h
+        .list(m.value)
+        .and_then(|l| l.last())
+        .expect("a G1b read is not empty");
     Anomaly {
         kind: "G1b",
         detail: json!({"op": js::op(h, t), "mop": js::mop(h, m),
@@ -1101,12 +1150,17 @@ fn duplicate_elements(h: &History, check: &[bool]) -> Vec<Anomaly> {
             if m.kind != MopKind::Read || !check[m.key as usize] {
                 continue;
             }
-            let Some(read) = h.list(m.value) else { continue };
+            let Some(read) = h.list(m.value) else {
+                continue;
+            };
             if read.len() < 2 {
                 continue;
             }
             reads = reads.wrapping_add(1);
-            if !read.iter().any(|&e| std::mem::replace(&mut stamp[e as usize], reads) == reads) {
+            if !read
+                .iter()
+                .any(|&e| std::mem::replace(&mut stamp[e as usize], reads) == reads)
+            {
                 continue;
             }
             let mut counts: FxHashMap<ValId, u32> = FxHashMap::default();
@@ -1353,14 +1407,24 @@ mod tests {
         let by_kind = |xs: &[Anomaly]| {
             let mut m: std::collections::BTreeMap<&str, Vec<(String, String)>> = Default::default();
             for a in xs {
-                m.entry(a.kind).or_default().push((a.detail.to_string(), a.explanation.clone()));
+                m.entry(a.kind)
+                    .or_default()
+                    .push((a.detail.to_string(), a.explanation.clone()));
             }
             m
         };
-        assert_eq!(by_kind(&new.anomalies), by_kind(&old.anomalies), "anomalies");
+        assert_eq!(
+            by_kind(&new.anomalies),
+            by_kind(&old.anomalies),
+            "anomalies"
+        );
         for (a, b) in pairs {
             for r in [Rels::WW, Rels::WR, Rels::RW, Rels::WW | Rels::WR | Rels::RW] {
-                assert_eq!(la.explain(h, a, b, r), lb.explain(h, a, b, r), "explain {a} -> {b} {r:?}");
+                assert_eq!(
+                    la.explain(h, a, b, r),
+                    lb.explain(h, a, b, r),
+                    "explain {a} -> {b} {r:?}"
+                );
             }
         }
     }
@@ -1373,10 +1437,20 @@ mod tests {
             let (many, lb) = infer_with(h, threads);
             assert_eq!(many.edges, one.edges, "{threads} threads");
             let show = |xs: &[Anomaly]| -> Vec<(&str, String, String)> {
-                xs.iter().map(|a| (a.kind, a.detail.to_string(), a.explanation.clone())).collect()
+                xs.iter()
+                    .map(|a| (a.kind, a.detail.to_string(), a.explanation.clone()))
+                    .collect()
             };
-            assert_eq!(show(&many.anomalies), show(&one.anomalies), "{threads} threads");
-            assert_eq!((&lb.prev, &lb.writer), (&la.prev, &la.writer), "{threads} threads");
+            assert_eq!(
+                show(&many.anomalies),
+                show(&one.anomalies),
+                "{threads} threads"
+            );
+            assert_eq!(
+                (&lb.prev, &lb.writer),
+                (&la.prev, &la.writer),
+                "{threads} threads"
+            );
         }
     }
 
@@ -1398,18 +1472,27 @@ mod tests {
 
     #[test]
     fn agrees_with_the_reference_on_the_conformance_histories() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/list-append");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/conformance/list-append");
         let mut files: Vec<std::path::PathBuf> = Vec::new();
         for d in [dir.clone(), dir.join("samples")] {
-            let Ok(rd) = std::fs::read_dir(&d) else { continue };
-            files.extend(rd.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "edn")));
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            files.extend(
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "edn")),
+            );
         }
         if files.is_empty() {
             eprintln!("skipping: no conformance corpus at {}", dir.display());
             return;
         }
         for f in files {
-            let Ok(h) = crate::history::read::read_history_file(&f, None) else { continue };
+            let Ok(h) = crate::history::read::read_history_file(&f, None) else {
+                continue;
+            };
             agrees_with_reference(&h, h.txns.len() <= 60);
             same_on_any_thread_count(&h);
         }
@@ -1428,17 +1511,28 @@ mod tests {
                 format!("[:r {k} [{}]]", vs.join(" "))
             }),
         ];
-        let txn = (0u8..3, 0u8..3, any::<bool>(), proptest::collection::vec(mop, 1..5));
+        let txn = (
+            0u8..3,
+            0u8..3,
+            any::<bool>(),
+            proptest::collection::vec(mop, 1..5),
+        );
         proptest::collection::vec(txn, 1..10).prop_map(|txns| {
             let mut s = String::new();
             for (i, (p, outcome, invoked, mops)) in txns.into_iter().enumerate() {
                 let ty = ["ok", "fail", "info"][outcome as usize];
                 let value = mops.join(" ");
                 if invoked {
-                    s.push_str(&format!("{{:process {i} :type :invoke :value [{value}]}}\n"));
+                    s.push_str(&format!(
+                        "{{:process {i} :type :invoke :value [{value}]}}\n"
+                    ));
                 }
                 let p = if invoked { i as u8 } else { p + 100 };
-                let value = if ty == "info" && i % 2 == 0 { "nil".to_string() } else { format!("[{value}]") };
+                let value = if ty == "info" && i % 2 == 0 {
+                    "nil".to_string()
+                } else {
+                    format!("[{value}]")
+                };
                 s.push_str(&format!("{{:process {p} :type :{ty} :value {value}}}\n"));
             }
             s
@@ -1449,7 +1543,12 @@ mod tests {
     fn agrees_with_the_reference_on_random_histories() {
         use proptest::strategy::{Strategy, ValueTree};
         use proptest::test_runner::{Config, TestRunner};
-        let mut runner = TestRunner::new_with_rng(Config::default(), proptest::test_runner::TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha));
+        let mut runner = TestRunner::new_with_rng(
+            Config::default(),
+            proptest::test_runner::TestRng::deterministic_rng(
+                proptest::test_runner::RngAlgorithm::ChaCha,
+            ),
+        );
         let strategy = arb_history_edn();
         let mut kinds: std::collections::BTreeSet<&str> = Default::default();
         for _ in 0..4000 {
@@ -1461,8 +1560,14 @@ mod tests {
         }
         // The histories exercise every rule.
         let all = [
-            "G1a", "G1b", "dirty-update", "duplicate-elements", "future-read", "incompatible-order",
-            "internal", "lost-update",
+            "G1a",
+            "G1b",
+            "dirty-update",
+            "duplicate-elements",
+            "future-read",
+            "incompatible-order",
+            "internal",
+            "lost-update",
         ];
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), all);
     }

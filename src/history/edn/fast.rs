@@ -65,7 +65,8 @@ impl<'a> Cursor<'a> {
 
     /// The current token ends here (a delimiter follows, inside the buffer).
     fn at_term(&self) -> bool {
-        self.peek().is_some_and(|c| self.class[c as usize] & TERM != 0)
+        self.peek()
+            .is_some_and(|c| self.class[c as usize] & TERM != 0)
     }
 
     /// A decimal integer of at most 18 digits (the general scanner's fast
@@ -79,11 +80,12 @@ impl<'a> Cursor<'a> {
             if !d.is_ascii_digit() {
                 break;
             }
-            v = v * 10 + (d - b'0') as i64;
-            j += 1;
-            if j - start > 18 {
+            // Checked before the digit is added: a 19th would overflow.
+            if j - start == 18 {
                 return None;
             }
+            v = v * 10 + (d - b'0') as i64;
+            j += 1;
         }
         let n = j - start;
         if n == 0 || (n > 1 && self.b[start] == b'0') {
@@ -312,7 +314,11 @@ mod tests {
     fn agree(text: &str, dialect: Dialect) {
         let general = read(text.as_bytes(), dialect, false);
         assert_eq!(read(text.as_bytes(), dialect, true), general, "{text}");
-        assert_eq!(read(OneByte(text.as_bytes()), dialect, true), general, "{text}");
+        assert_eq!(
+            read(OneByte(text.as_bytes()), dialect, true),
+            general,
+            "{text}"
+        );
     }
 
     #[test]
@@ -340,7 +346,11 @@ mod tests {
             b"{:type :ok, :type :ok, :process 0}",
             b"{:process 0}",
         ] {
-            assert!(super::op(odd, Dialect::Edn, &EDN_CLASS).is_none(), "{}", String::from_utf8_lossy(odd));
+            assert!(
+                super::op(odd, Dialect::Edn, &EDN_CLASS).is_none(),
+                "{}",
+                String::from_utf8_lossy(odd)
+            );
         }
     }
 
@@ -348,8 +358,15 @@ mod tests {
     fn fast_and_general_paths_agree_on_the_conformance_histories() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
         let mut n = 0;
-        for sub in ["list-append", "list-append/samples", "rw-register", "rw-register/samples"] {
-            let Ok(rd) = std::fs::read_dir(dir.join(sub)) else { continue };
+        for sub in [
+            "list-append",
+            "list-append/samples",
+            "rw-register",
+            "rw-register/samples",
+        ] {
+            let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
+                continue;
+            };
             for e in rd.flatten() {
                 let p = e.path();
                 let dialect = match p.extension().and_then(|x| x.to_str()) {
@@ -359,7 +376,12 @@ mod tests {
                 };
                 let text = std::fs::read_to_string(&p).expect("readable");
                 let general = read(text.as_bytes(), dialect, false);
-                assert_eq!(read(text.as_bytes(), dialect, true), general, "{}", p.display());
+                assert_eq!(
+                    read(text.as_bytes(), dialect, true),
+                    general,
+                    "{}",
+                    p.display()
+                );
                 n += 1;
             }
         }
@@ -384,48 +406,91 @@ mod tests {
             Just("+4".to_string()),
             Just("-".to_string()),
         ];
-        let key = prop_oneof![int.clone(), Just(kw("x")), Just("\"y\"".to_string()), Just(":z".to_string())];
-        let elems = proptest::collection::vec(int.clone(), 0..4).prop_map(|v| v.join(" "));
-        let f = prop_oneof![Just(kw("append")), Just(kw("r")), Just(kw("w")), Just(kw("cas"))];
-        let mop = (f, key, prop_oneof![
+        let key = prop_oneof![
             int.clone(),
-            Just(nil.to_string()),
-            elems.prop_map(|e| format!("[{e}]")),
-            Just(String::new()),
-            Just(kw("k")),
-        ])
+            Just(kw("x")),
+            Just("\"y\"".to_string()),
+            Just(":z".to_string())
+        ];
+        let elems = proptest::collection::vec(int.clone(), 0..4).prop_map(|v| v.join(" "));
+        let f = prop_oneof![
+            Just(kw("append")),
+            Just(kw("r")),
+            Just(kw("w")),
+            Just(kw("cas"))
+        ];
+        let mop = (
+            f,
+            key,
+            prop_oneof![
+                int.clone(),
+                Just(nil.to_string()),
+                elems.prop_map(|e| format!("[{e}]")),
+                Just(String::new()),
+                Just(kw("k")),
+            ],
+        )
             .prop_map(|(f, k, v)| format!("[{f} {k} {v}]"));
         let mops = proptest::collection::vec(mop, 0..4).prop_map(|m| format!("[{}]", m.join(" ")));
-        let ty = prop_oneof![Just(kw("invoke")), Just(kw("ok")), Just(kw("fail")), Just(kw("info")), Just(kw("bad"))];
+        let ty = prop_oneof![
+            Just(kw("invoke")),
+            Just(kw("ok")),
+            Just(kw("fail")),
+            Just(kw("info")),
+            Just(kw("bad"))
+        ];
         let field = prop_oneof![
-            int.clone().prop_map(move |i| format!("{} {i}", kw("index"))),
+            int.clone()
+                .prop_map(move |i| format!("{} {i}", kw("index"))),
             int.clone().prop_map(move |i| format!("{} {i}", kw("time"))),
             ty.prop_map(move |t| format!("{} {t}", kw("type"))),
-            prop_oneof![int.clone(), Just(kw("nemesis"))].prop_map(move |p| format!("{} {p}", kw("process"))),
-            prop_oneof![Just(kw("txn")), Just(nil.to_string())].prop_map(move |f| format!("{} {f}", kw("f"))),
-            prop_oneof![mops, Just(nil.to_string())].prop_map(move |m| format!("{} {m}", kw("value"))),
+            prop_oneof![int.clone(), Just(kw("nemesis"))]
+                .prop_map(move |p| format!("{} {p}", kw("process"))),
+            prop_oneof![Just(kw("txn")), Just(nil.to_string())]
+                .prop_map(move |f| format!("{} {f}", kw("f"))),
+            prop_oneof![mops, Just(nil.to_string())]
+                .prop_map(move |m| format!("{} {m}", kw("value"))),
             Just(format!("{} {nil}", kw("error"))),
         ];
         let sep = if json { ":" } else { " " };
         let regular = Just(
-            ["index 1", "time 5", "type ok", "process 2", "f txn", "value [[append 1 2] [r 1 [2 3]] [r :k nil]]"]
-                .map(|f| {
-                    let (k, v) = f.split_once(' ').expect("a field");
-                    let v = v.replace("ok", &kw("ok")).replace("txn", &kw("txn")).replace("append", &kw("append"));
-                    let v = v.replace("[r ", &format!("[{} ", kw("r"))).replace("nil", nil).replace(":k", &kw("k"));
-                    format!("{} {v}", kw(k))
-                })
-                .to_vec(),
+            [
+                "index 1",
+                "time 5",
+                "type ok",
+                "process 2",
+                "f txn",
+                "value [[append 1 2] [r 1 [2 3]] [r :k nil]]",
+            ]
+            .map(|f| {
+                let (k, v) = f.split_once(' ').expect("a field");
+                let v = v
+                    .replace("ok", &kw("ok"))
+                    .replace("txn", &kw("txn"))
+                    .replace("append", &kw("append"));
+                let v = v
+                    .replace("[r ", &format!("[{} ", kw("r")))
+                    .replace("nil", nil)
+                    .replace(":k", &kw("k"));
+                format!("{} {v}", kw(k))
+            })
+            .to_vec(),
         );
         let fields = prop_oneof![
             proptest::collection::vec(field.clone(), 0..8),
-            (regular, proptest::collection::vec(field, 0..2), 0usize..6, 0usize..6).prop_map(|(mut r, extra, i, j)| {
-                r.swap(i, j);
-                if extra.len() == 1 {
-                    r[i] = extra[0].clone();
-                }
-                r
-            }),
+            (
+                regular,
+                proptest::collection::vec(field, 0..2),
+                0usize..6,
+                0usize..6
+            )
+                .prop_map(|(mut r, extra, i, j)| {
+                    r.swap(i, j);
+                    if extra.len() == 1 {
+                        r[i] = extra[0].clone();
+                    }
+                    r
+                }),
         ];
         let op = fields.prop_map(move |fs: Vec<String>| {
             let fs: Vec<String> = fs.into_iter().map(|f| f.replacen(' ', sep, 1)).collect();
@@ -440,14 +505,24 @@ mod tests {
     fn agree_on_samples(json: bool, n: usize) -> usize {
         use proptest::strategy::ValueTree;
         use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-        let (dialect, class) = if json { (Dialect::Json, &JSON_CLASS) } else { (Dialect::Edn, &EDN_CLASS) };
-        let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::deterministic_rng(RngAlgorithm::ChaCha));
+        let (dialect, class) = if json {
+            (Dialect::Json, &JSON_CLASS)
+        } else {
+            (Dialect::Edn, &EDN_CLASS)
+        };
+        let mut runner = TestRunner::new_with_rng(
+            Config::default(),
+            TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+        );
         let strategy = arb_ops(json);
         let mut fast = 0;
         for _ in 0..n {
             let text = strategy.new_tree(&mut runner).expect("a sample").current();
             agree(&text, dialect);
-            fast += text.split('\n').filter(|l| l.starts_with('{') && super::op(l.as_bytes(), dialect, class).is_some()).count();
+            fast += text
+                .split('\n')
+                .filter(|l| l.starts_with('{') && super::op(l.as_bytes(), dialect, class).is_some())
+                .count();
         }
         fast
     }
@@ -457,7 +532,10 @@ mod tests {
         for json in [false, true] {
             let fast = agree_on_samples(json, 3000);
             // The samples do exercise the fast path, not only the fallback.
-            assert!(fast > 1000, "json {json}: only {fast} ops took the fast path");
+            assert!(
+                fast > 1000,
+                "json {json}: only {fast} ops took the fast path"
+            );
         }
     }
 }

@@ -98,8 +98,7 @@ impl Dag {
                 for i in 0..self.out[v as usize].len() {
                     let (w, _) = self.out[v as usize][i];
                     if w == a {
-                        self.parent[a as usize] = v;
-                        return Err(self.cycle(a, b, tag));
+                        return Err(self.shortest(a, b, tag, oa));
                     }
                     let ow = self.ord[w as usize];
                     if ow < oa && self.mark[w as usize] != s {
@@ -132,7 +131,36 @@ impl Dag {
         Ok(())
     }
 
-    /// The cycle `a → b ⇝ a` found by the forward search (parents set).
+    /// The shortest cycle `a → b ⇝ a`: a breadth-first search from `b`
+    /// among nodes ordered before `a` (a short cycle makes a short, strong
+    /// learnt clause).
+    fn shortest(&mut self, a: u32, b: u32, tag: u32, oa: u32) -> Vec<(u32, u32, u32)> {
+        let s = self.bump();
+        self.stack.clear();
+        self.stack.push(b);
+        self.mark[b as usize] = s;
+        self.parent[b as usize] = u32::MAX;
+        let mut i = 0;
+        while i < self.stack.len() {
+            let v = self.stack[i];
+            i += 1;
+            for j in 0..self.out[v as usize].len() {
+                let (w, _) = self.out[v as usize][j];
+                if w == a {
+                    self.parent[a as usize] = v;
+                    return self.cycle(a, b, tag);
+                }
+                if self.ord[w as usize] < oa && self.mark[w as usize] != s {
+                    self.mark[w as usize] = s;
+                    self.parent[w as usize] = v;
+                    self.stack.push(w);
+                }
+            }
+        }
+        vec![(a, b, tag)]
+    }
+
+    /// The cycle `a → b ⇝ a` found by a search (parents set).
     fn cycle(&self, a: u32, b: u32, tag: u32) -> Vec<(u32, u32, u32)> {
         let mut path = Vec::new();
         let mut v = a;
@@ -226,7 +254,9 @@ pub fn topo_order(n: usize, edges: &[(u32, u32)]) -> Result<Vec<u32>, Vec<usize>
             pred[b as usize] = i as u32;
         }
     }
-    let start = (0..n).find(|&v| indeg[v] > 0 && pred[v] != u32::MAX).unwrap_or(0);
+    let start = (0..n)
+        .find(|&v| indeg[v] > 0 && pred[v] != u32::MAX)
+        .unwrap_or(0);
     let mut seen = vec![u32::MAX; n];
     let mut walk = Vec::new();
     let mut v = start;

@@ -96,7 +96,7 @@ impl Params {
 pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -107,11 +107,11 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            self.next() % n
+            self.next_u64() % n
         }
     }
     pub fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
     pub fn chance(&mut self, p: f64) -> bool {
         self.unit() < p
@@ -159,7 +159,10 @@ struct Store {
 
 impl Store {
     fn current(&self, k: u32) -> &[u64] {
-        self.versions[k as usize].last().map(|v| v.1.as_slice()).unwrap_or(&[])
+        self.versions[k as usize]
+            .last()
+            .map(|v| v.1.as_slice())
+            .unwrap_or(&[])
     }
     /// The list as of `snap` commits.
     fn at(&self, k: u32, snap: u64) -> &[u64] {
@@ -192,6 +195,12 @@ struct Running {
 
 /// Generates a history as EDN text.
 pub fn generate(p: &Params) -> String {
+    generate_with_truth(p).0
+}
+
+/// [`generate`], plus the order in which the database applied the
+/// transactions that took effect (by completion `:index`): a witness.
+pub fn generate_with_truth(p: &Params) -> (String, Vec<u64>) {
     let mut rng = Rng(p.seed ^ 0xD1B5_4A32_D192_ED03);
     let kz = Zipf::new(p.keys, p.key_theta);
     let vz = Zipf::new(p.values, p.value_theta);
@@ -225,12 +234,17 @@ pub fn generate(p: &Params) -> String {
     for i in (0..txns.len()).rev() {
         queues[i % sessions].push(i);
     }
-    let mut store = Store { versions: vec![Vec::new(); p.keys as usize], commits: 0 };
+    let mut store = Store {
+        versions: vec![Vec::new(); p.keys as usize],
+        commits: 0,
+    };
     let mut running: Vec<Option<Running>> = (0..sessions).map(|_| None).collect();
     let mut results: Vec<Option<Vec<Option<Vec<u64>>>>> = vec![None; txns.len()];
     let mut out = String::new();
+    let mut applied: Vec<usize> = Vec::new();
     let mut index = 0u64;
     let mut time = 0u64;
+    let mut completion_index: Vec<u64> = vec![0; txns.len()];
     let mut live: Vec<usize> = (0..sessions).filter(|&s| !queues[s].is_empty()).collect();
     while !live.is_empty() {
         time += 1000;
@@ -242,6 +256,7 @@ pub fn generate(p: &Params) -> String {
                 if !r.executed && rng.chance(0.3) {
                     r.executed = true;
                     results[r.txn] = Some(execute(&txns[r.txn], &mut store));
+                    applied.push(r.txn);
                 }
             }
         }
@@ -250,7 +265,11 @@ pub fn generate(p: &Params) -> String {
                 let t = queues[s].pop().expect("live sessions have work");
                 write_op(&mut out, index, time, s, "invoke", &txns[t], None);
                 index += 1;
-                running[s] = Some(Running { txn: t, snapshot: store.commits, executed: false });
+                running[s] = Some(Running {
+                    txn: t,
+                    snapshot: store.commits,
+                    executed: false,
+                });
             }
             Some(r) => {
                 let t = r.txn;
@@ -263,6 +282,7 @@ pub fn generate(p: &Params) -> String {
                         } else {
                             if !r.executed && (!info || rng.chance(0.5)) {
                                 results[t] = Some(execute(&txns[t], &mut store));
+                                applied.push(t);
                             }
                             results[t].is_some()
                         }
@@ -273,7 +293,9 @@ pub fn generate(p: &Params) -> String {
                         if abort || conflict || (info && rng.chance(0.5)) {
                             false
                         } else {
-                            results[t] = Some(commit_snapshot(&txns[t], &mut store, r.snapshot, p.db));
+                            results[t] =
+                                Some(commit_snapshot(&txns[t], &mut store, r.snapshot, p.db));
+                            applied.push(t);
                             true
                         }
                     }
@@ -285,8 +307,13 @@ pub fn generate(p: &Params) -> String {
                 } else {
                     "fail"
                 };
-                let reads = if kind == "ok" { results[t].as_ref() } else { None };
+                let reads = if kind == "ok" {
+                    results[t].as_ref()
+                } else {
+                    None
+                };
                 write_op(&mut out, index, time, s, kind, &txns[t], reads);
+                completion_index[t] = index;
                 index += 1;
                 if queues[s].is_empty() {
                     live.swap_remove(li);
@@ -294,7 +321,8 @@ pub fn generate(p: &Params) -> String {
             }
         }
     }
-    out
+    let truth = applied.iter().map(|&t| completion_index[t]).collect();
+    (out, truth)
 }
 
 /// Runs a transaction atomically on the current state; its reads.
@@ -351,8 +379,19 @@ fn commit_snapshot(ops: &[Op], store: &mut Store, snap: u64, db: Db) -> Vec<Opti
     reads
 }
 
-fn write_op(out: &mut String, index: u64, time: u64, process: usize, kind: &str, ops: &[Op], reads: Option<&Vec<Option<Vec<u64>>>>) {
-    let _ = write!(out, "{{:type :{kind}, :f :txn, :process {process}, :time {time}, :index {index}, :value [");
+fn write_op(
+    out: &mut String,
+    index: u64,
+    time: u64,
+    process: usize,
+    kind: &str,
+    ops: &[Op],
+    reads: Option<&Vec<Option<Vec<u64>>>>,
+) {
+    let _ = write!(
+        out,
+        "{{:type :{kind}, :f :txn, :process {process}, :time {time}, :index {index}, :value ["
+    );
     for (i, o) in ops.iter().enumerate() {
         if i > 0 {
             out.push(' ');

@@ -5,13 +5,22 @@
 //!
 //! Elle names the writer of each read value; with repeats a value names
 //! several candidates. Here every key is cut into the places its reads
-//! force (see [`problem`]), every repeated value becomes a choice of which
-//! transaction's block fills which place, and a choice is accepted iff the
-//! order it induces is acyclic (see [`solve`]). Keys whose values are unique
-//! have exactly one choice, fixed by propagation before any search. Verdicts
-//! are exact: "valid" comes with a witness replayed by [`witness`], "invalid"
-//! with the contradiction or cycle that no choice avoids, and a bounded
-//! search that runs out says `unknown` and why.
+//! force ([`problem`]); a transaction's appends to a key are one block that
+//! fills one place, and a choice of places is accepted iff the order it
+//! induces is acyclic ([`solve`]). The pipeline, cheapest first:
+//! 1. contradictions visible in the reads alone (a read no sequence of whole
+//!    blocks spells, reads that are not prefixes of one another, ...);
+//! 2. a replay of a serial execution in real-time order ([`replay`]): most
+//!    valid histories end here;
+//! 3. propagation of forced choices (keys with unique values are decided
+//!    here, as in Elle), a cycle search in the forced graph, pruning of
+//!    places that would close a cycle through it, the replay again;
+//! 4. a CDCL SAT solver (`batsat`) whose theory keeps the induced graph
+//!    acyclic incrementally.
+//!
+//! Verdicts are exact: "valid" only with a witness replayed by [`witness`],
+//! "invalid" only from a contradiction or a cycle no choice avoids, and a
+//! search that hits a [`Limits`] bound says `unknown` and why.
 
 pub mod dag;
 pub mod gen;
@@ -57,7 +66,11 @@ impl Level {
         })
     }
     /// Levels from weakest to strongest: each implies the ones before it.
-    pub const ALL: [Level; 3] = [Level::SnapshotIsolation, Level::Serializable, Level::StrictSerializable];
+    pub const ALL: [Level; 3] = [
+        Level::SnapshotIsolation,
+        Level::Serializable,
+        Level::StrictSerializable,
+    ];
 }
 
 /// Bounds on the work; reaching one gives `unknown`, never a guess.
@@ -75,7 +88,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { time_ms: 30_000, max_vars: 20_000_000, max_alternatives: 256, prune_threshold: 256 }
+        Limits {
+            time_ms: 30_000,
+            max_vars: 20_000_000,
+            max_alternatives: 256,
+            prune_threshold: 8,
+        }
     }
 }
 
@@ -146,7 +164,12 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
         Ok(k) => k,
         Err(problem::Extract::Contradiction(c)) => {
             let mut v = verdict(level, Validity::False, c.explanation.clone());
-            v.anomaly = Some(DupAnomaly { kind: c.kind.to_string(), txns: c.txns, keys: c.keys, explanation: c.explanation });
+            v.anomaly = Some(DupAnomaly {
+                kind: c.kind.to_string(),
+                txns: c.txns,
+                keys: c.keys,
+                explanation: c.explanation,
+            });
             return v;
         }
         Err(problem::Extract::Limit(m)) | Err(problem::Extract::NotListAppend(m)) => {
@@ -156,8 +179,9 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
     // Fast path: replay a serial execution (serializable implies snapshot
     // isolation, so it serves all three levels).
     let strict = level == Level::StrictSerializable;
-    if let Some(order) = replay::replay_serial(h, &keys, strict) {
-        let snaps = (level == Level::SnapshotIsolation).then(|| (0..order.len() as u32).collect::<Vec<_>>());
+    if let Some(order) = replay::replay_serial(h, &keys, strict, None) {
+        let snaps = (level == Level::SnapshotIsolation)
+            .then(|| (0..order.len() as u32).collect::<Vec<_>>());
         let replayed = match &snaps {
             Some(sp) => witness::check_si(h, &order, sp),
             None => witness::check_serial(h, &order, strict),
@@ -166,7 +190,10 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
             let mut v = verdict(
                 level,
                 Validity::True,
-                format!("a serial order of {} committed transactions explains every read", order.len()),
+                format!(
+                    "a serial order of {} committed transactions explains every read",
+                    order.len()
+                ),
             );
             v.witness = Some(order);
             v.snapshots = snaps;
@@ -178,10 +205,31 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
     let out = s.run();
     let stats = s.stats;
     let mut v = match out {
+        solve::Outcome2::Serial(order) => {
+            let nodes: Vec<u32> = if level == Level::SnapshotIsolation {
+                order.iter().flat_map(|&t| [2 * t, 2 * t + 1]).collect()
+            } else {
+                order.clone()
+            };
+            let mut committed = vec![false; h.txns.len()];
+            for &t in &order {
+                committed[t as usize] = true;
+            }
+            witness_from(h, level, &nodes, &committed)
+        }
         solve::Outcome2::Valid { order, committed } => witness_from(h, level, &order, &committed),
         solve::Outcome2::Invalid(f) => {
-            let mut v = verdict(level, Validity::False, f.explanation.lines().next().unwrap_or("").to_string());
-            v.anomaly = Some(DupAnomaly { kind: f.kind, txns: f.txns, keys: f.keys, explanation: f.explanation });
+            let mut v = verdict(
+                level,
+                Validity::False,
+                f.explanation.lines().next().unwrap_or("").to_string(),
+            );
+            v.anomaly = Some(DupAnomaly {
+                kind: f.kind,
+                txns: f.txns,
+                keys: f.keys,
+                explanation: f.explanation,
+            });
             v
         }
         solve::Outcome2::Unknown(m) => verdict(level, Validity::Unknown, m),
@@ -209,7 +257,14 @@ fn witness_from(h: &History, level: Level, order: &[u32], committed: &[bool]) ->
         let snaps: Vec<u32> = commits.iter().map(|&t| start_at[t as usize]).collect();
         (commits, Some(snaps))
     } else {
-        (order.iter().copied().filter(|&t| committed[t as usize]).collect(), None)
+        (
+            order
+                .iter()
+                .copied()
+                .filter(|&t| committed[t as usize])
+                .collect(),
+            None,
+        )
     };
     let replay = match &snaps {
         Some(sp) => witness::check_si(h, &commits, sp),
@@ -220,13 +275,20 @@ fn witness_from(h: &History, level: Level, order: &[u32], committed: &[bool]) ->
             let mut v = verdict(
                 level,
                 Validity::True,
-                format!("an order of {} committed transactions explains every read", commits.len()),
+                format!(
+                    "an order of {} committed transactions explains every read",
+                    commits.len()
+                ),
             );
             v.witness = Some(commits);
             v.snapshots = snaps;
             v
         }
-        Err(e) => verdict(level, Validity::Unknown, format!("internal: the solver's witness does not replay ({e})")),
+        Err(e) => verdict(
+            level,
+            Validity::Unknown,
+            format!("internal: the solver's witness does not replay ({e})"),
+        ),
     }
 }
 
@@ -277,7 +339,10 @@ fn ruled_out(vs: &[DupVerdict]) -> (Vec<&'static str>, Vec<&'static str>) {
     let failed: Vec<Level> = Level::ALL
         .iter()
         .copied()
-        .filter(|l| vs.iter().any(|v| v.level == *l && v.valid == Validity::False))
+        .filter(|l| {
+            vs.iter()
+                .any(|v| v.level == *l && v.valid == Validity::False)
+        })
         .collect();
     let Some(&weakest) = failed.first() else {
         return (vec![], vec![]);
@@ -291,7 +356,10 @@ fn ruled_out(vs: &[DupVerdict]) -> (Vec<&'static str>, Vec<&'static str>) {
 /// plus `"witness"` per valid level when `with_witness`.
 pub fn render_json(h: &History, vs: &[DupVerdict], with_witness: bool) -> Value {
     let mut out = Map::new();
-    out.insert("valid?".into(), serde_json::to_value(overall(vs)).unwrap_or(Value::Null));
+    out.insert(
+        "valid?".into(),
+        serde_json::to_value(overall(vs)).unwrap_or(Value::Null),
+    );
     let mut types: Vec<String> = Vec::new();
     let mut anomalies = Map::new();
     for v in vs {
@@ -299,7 +367,9 @@ pub fn render_json(h: &History, vs: &[DupVerdict], with_witness: bool) -> Value 
             if !types.contains(&a.kind) {
                 types.push(a.kind.clone());
             }
-            let entry = anomalies.entry(a.kind.clone()).or_insert_with(|| Value::Array(vec![]));
+            let entry = anomalies
+                .entry(a.kind.clone())
+                .or_insert_with(|| Value::Array(vec![]));
             let detail = json!({
                 "level": v.level.name(),
                 "ops": a.txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>(),
@@ -361,7 +431,12 @@ pub fn render_text(h: &History, vs: &[DupVerdict], with_witness: bool) -> String
         s.push('\n');
     }
     for v in vs {
-        s.push_str(&format!("\n{}: {} ({:.1} ms)\n", v.level.name(), v.valid.name(), v.elapsed_ms));
+        s.push_str(&format!(
+            "\n{}: {} ({:.1} ms)\n",
+            v.level.name(),
+            v.valid.name(),
+            v.elapsed_ms
+        ));
         match (&v.anomaly, v.valid) {
             (Some(a), _) => s.push_str(&format!("== {}\n{}\n", a.kind, a.explanation.trim_end())),
             (None, Validity::Unknown) => s.push_str(&format!("unknown: {}\n", v.reason)),
@@ -376,12 +451,20 @@ pub fn render_text(h: &History, vs: &[DupVerdict], with_witness: bool) -> String
                         let n = format!("T{}", h.txns[t as usize].index);
                         let info = h.txns[t as usize].outcome == Outcome::Info;
                         match &v.snapshots {
-                            Some(sp) if sp[i] as usize != i => format!("{n}(start after {} commits){}", sp[i], if info { "*" } else { "" }),
+                            Some(sp) if sp[i] as usize != i => format!(
+                                "{n}(start after {} commits){}",
+                                sp[i],
+                                if info { "*" } else { "" }
+                            ),
                             _ => format!("{n}{}", if info { "*" } else { "" }),
                         }
                     })
                     .collect();
-                let what = if v.snapshots.is_some() { "commit order" } else { "serial order" };
+                let what = if v.snapshots.is_some() {
+                    "commit order"
+                } else {
+                    "serial order"
+                };
                 s.push_str(&format!("{what}: {}\n", names.join(" ")));
             }
         }

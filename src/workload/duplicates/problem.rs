@@ -248,7 +248,11 @@ pub fn extract(h: &History, max_alts: usize) -> Result<Vec<KeyFacts>, Extract> {
             let ks = slot(k, &mut keys);
             let view = views.get(&k);
             if let Some((ext, mop)) = view {
-                keys[ks].readers.push(Reader { txn: t, cut: ext.len() as u32, mop: *mop });
+                keys[ks].readers.push(Reader {
+                    txn: t,
+                    cut: ext.len() as u32,
+                    mop: *mop,
+                });
                 if ext.len() > keys[ks].list.len() {
                     keys[ks].list = ext.clone();
                     keys[ks].longest = Some(t);
@@ -379,7 +383,17 @@ fn build_segments(h: &History, kf: &mut KeyFacts, max_alts: usize) -> Result<(),
         let mut cur: Vec<(u32, u32, Option<u32>)> = Vec::new();
         let ok_run = |v: ValId, len: u32| fillable.get(&v).is_some_and(|c| c[len as usize]);
         let mut overflow = false;
-        spell(word, &at, &mixed, 0, &mut cur, &mut alts, &ok_run, max_alts, &mut overflow);
+        spell(
+            word,
+            &at,
+            &mixed,
+            0,
+            &mut cur,
+            &mut alts,
+            &ok_run,
+            max_alts,
+            &mut overflow,
+        );
         if overflow {
             return Err(Extract::Limit(format!(
                 "key {} positions {}..{}: more than {} ways to place its mixed appends",
@@ -392,7 +406,11 @@ fn build_segments(h: &History, kf: &mut KeyFacts, max_alts: usize) -> Result<(),
         if alts.is_empty() {
             return Err(Extract::Contradiction(unspellable(h, kf, a, b)));
         }
-        let mut seg = Segment { start: a, end: b, alts: Vec::new() };
+        let mut seg = Segment {
+            start: a,
+            end: b,
+            alts: Vec::new(),
+        };
         for alt in alts {
             let mut bins = Vec::new();
             for (s, e, m) in alt {
@@ -402,7 +420,11 @@ fn build_segments(h: &History, kf: &mut KeyFacts, max_alts: usize) -> Result<(),
                 let (kind, cands) = match m {
                     Some(mi) => (
                         BinKind::Exact,
-                        by_mixed[mi as usize].iter().copied().filter(|&w| fits(w)).collect(),
+                        by_mixed[mi as usize]
+                            .iter()
+                            .copied()
+                            .filter(|&w| fits(w))
+                            .collect(),
                     ),
                     None => {
                         let v = word[(s - a) as usize];
@@ -417,7 +439,12 @@ fn build_segments(h: &History, kf: &mut KeyFacts, max_alts: usize) -> Result<(),
                     }
                 };
                 bins.push(kf.bins.len() as u32);
-                kf.bins.push(Bin { kind, start: s, end: e, cands });
+                kf.bins.push(Bin {
+                    kind,
+                    start: s,
+                    end: e,
+                    cands,
+                });
             }
             seg.alts.push(Alt { bins });
         }
@@ -426,7 +453,10 @@ fn build_segments(h: &History, kf: &mut KeyFacts, max_alts: usize) -> Result<(),
     // A writer that read the key before appending must start at that cut.
     for (wi, w) in kf.writers.iter().enumerate() {
         if let Some(c) = w.pin {
-            let has = kf.bins.iter().any(|b| b.start == c && b.cands.contains(&(wi as u32)));
+            let has = kf
+                .bins
+                .iter()
+                .any(|b| b.start == c && b.cands.contains(&(wi as u32)));
             if c < n && !has {
                 let nm = Names(h);
                 return Err(Extract::Contradiction(Contradiction {
@@ -541,7 +571,11 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
                         n.key(kf.key),
                         n.list(seen),
                         n.val(v),
-                        failed.iter().map(|w| n.txn(w.txn)).collect::<Vec<_>>().join(", ")
+                        failed
+                            .iter()
+                            .map(|w| n.txn(w.txn))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 };
             }
@@ -562,17 +596,38 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
     // Values read more often than committed-possible appends supply them.
     for &v in word {
         let need = kf.list[..b as usize].iter().filter(|&&x| x == v).count();
-        let have: usize = kf.writers.iter().map(|w| w.block.iter().filter(|&&x| x == v).count()).sum();
+        let have: usize = kf
+            .writers
+            .iter()
+            .map(|w| w.block.iter().filter(|&&x| x == v).count())
+            .sum();
         if have < need {
             let failed: Vec<&Writer> = kf.failed.iter().filter(|w| w.block.contains(&v)).collect();
-            let kind = if failed.is_empty() { "duplicate-appends-unproducible-read" } else { "G1a" };
-            txns.extend(kf.writers.iter().chain(failed.iter().copied()).filter(|w| w.block.contains(&v)).map(|w| w.txn));
+            let kind = if failed.is_empty() {
+                "duplicate-appends-unproducible-read"
+            } else {
+                "G1a"
+            };
+            txns.extend(
+                kf.writers
+                    .iter()
+                    .chain(failed.iter().copied())
+                    .filter(|w| w.block.contains(&v))
+                    .map(|w| w.txn),
+            );
             txns.sort_unstable();
             txns.dedup();
             let tail = if failed.is_empty() {
                 String::new()
             } else {
-                format!("; failed {} appended it too, but a failed append is never visible", failed.iter().map(|w| n.txn(w.txn)).collect::<Vec<_>>().join(", "))
+                format!(
+                    "; failed {} appended it too, but a failed append is never visible",
+                    failed
+                        .iter()
+                        .map(|w| n.txn(w.txn))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
             };
             return Contradiction {
                 kind,
@@ -599,9 +654,19 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
         }
     }
     let whole = if a == 0 {
-        format!("{} read key {} as {}", n.txn(reader), n.key(kf.key), n.list(seen))
+        format!(
+            "{} read key {} as {}",
+            n.txn(reader),
+            n.key(kf.key),
+            n.list(seen)
+        )
     } else {
-        let before = kf.readers.iter().find(|r| r.cut == a).map(|r| r.txn).unwrap_or(reader);
+        let before = kf
+            .readers
+            .iter()
+            .find(|r| r.cut == a)
+            .map(|r| r.txn)
+            .unwrap_or(reader);
         format!(
             "{} read key {} as {} and {} read it as {}, so {} was appended in between",
             n.txn(before),

@@ -20,11 +20,79 @@ struct Need {
     appends: Vec<(u32, u32)>,
 }
 
+/// Which places the solver still allows: `allowed(key, writer, position)`,
+/// the position being the observed list's length for "after every read".
+pub type Allowed<'a> = &'a dyn Fn(u32, u32, u32) -> bool;
+
 /// A serial order of the transactions that commit (`ok` ones and the `info`
 /// ones needed), or `None` if the replay got stuck.
-pub fn replay_serial(h: &History, keys: &[KeyFacts], strict: bool) -> Option<Vec<TxnId>> {
+pub fn replay_serial(
+    h: &History,
+    keys: &[KeyFacts],
+    strict: bool,
+    allowed: Option<Allowed>,
+) -> Option<Vec<TxnId>> {
+    let r = replay(h, keys, strict, allowed, 6);
+    (r.abandoned.is_empty()).then_some(r.order)
+}
+
+/// What a replay did.
+pub struct Replay {
+    /// Transactions run, in order.
+    pub order: Vec<TxnId>,
+    /// `ok` transactions given up on to get unstuck (none: a full witness).
+    pub abandoned: Vec<TxnId>,
+    /// Where each block went: (key, writer, position); the position is the
+    /// list's length for a block appended after every read of it.
+    pub placed: Vec<(u32, u32, u32)>,
+}
+
+/// Replays as far as possible (see [`replay_once`]); when some transaction
+/// had to be abandoned — usually because another writer of the same value
+/// took its place — tries again with the abandoned ones first, up to
+/// `rounds` times.
+pub fn replay(
+    h: &History,
+    keys: &[KeyFacts],
+    strict: bool,
+    allowed: Option<Allowed>,
+    rounds: usize,
+) -> Replay {
+    let mut boost = vec![false; h.txns.len()];
+    let mut best = replay_once(h, keys, strict, allowed, &boost);
+    for _ in 1..rounds {
+        if best.abandoned.is_empty() {
+            break;
+        }
+        for &t in &best.abandoned {
+            boost[t as usize] = true;
+        }
+        let r = replay_once(h, keys, strict, allowed, &boost);
+        if r.abandoned.len() < best.abandoned.len() {
+            best = r;
+        }
+    }
+    best
+}
+
+/// One replay: when stuck, gives up on the stuck `ok` transaction that
+/// should have run first (releasing the prefixes it was reading) and goes
+/// on, so that the result still places most blocks. `boost`ed transactions
+/// run before others.
+fn replay_once(
+    h: &History,
+    keys: &[KeyFacts],
+    strict: bool,
+    allowed: Option<Allowed>,
+    boost: &[bool],
+) -> Replay {
     let nt = h.txns.len();
-    let mut need: Vec<Need> = (0..nt).map(|_| Need { reads: Vec::new(), appends: Vec::new() }).collect();
+    let mut need: Vec<Need> = (0..nt)
+        .map(|_| Need {
+            reads: Vec::new(),
+            appends: Vec::new(),
+        })
+        .collect();
     // Per key: readers left at each cut; readers by cut; writers by first value.
     let mut left: Vec<FxHashMap<u32, u32>> = Vec::with_capacity(keys.len());
     let mut readers_at: Vec<FxHashMap<u32, Vec<TxnId>>> = Vec::with_capacity(keys.len());
@@ -59,39 +127,76 @@ pub fn replay_serial(h: &History, keys: &[KeyFacts], strict: bool) -> Option<Vec
         next_cut.push(nc);
     }
     let mut pos: Vec<u32> = vec![0; keys.len()];
-    let mut closed: Vec<bool> = keys.iter().map(|k| k.list.is_empty() && k.readers.is_empty()).collect();
+    let mut closed: Vec<bool> = keys
+        .iter()
+        .map(|k| k.list.is_empty() && k.readers.is_empty())
+        .collect();
     let mut done = vec![false; nt];
     // Real time: ok transactions by completion; the earliest not yet run.
     let mut by_complete: Vec<TxnId> = (0..nt as TxnId)
-        .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok && h.txns[t as usize].complete_seq.is_some())
+        .filter(|&t| {
+            h.txns[t as usize].outcome == Outcome::Ok && h.txns[t as usize].complete_seq.is_some()
+        })
         .collect();
     by_complete.sort_by_key(|&t| h.txns[t as usize].complete_seq);
     let mut lo = 0usize;
-    let mut by_invoke: Vec<TxnId> = (0..nt as TxnId).filter(|&t| h.txns[t as usize].invoke_seq.is_some()).collect();
+    let mut by_invoke: Vec<TxnId> = (0..nt as TxnId)
+        .filter(|&t| h.txns[t as usize].invoke_seq.is_some())
+        .collect();
     by_invoke.sort_by_key(|&t| h.txns[t as usize].invoke_seq);
     let mut inv_ptr = 0usize;
+    // The best guess of when a transaction took effect: the middle of its
+    // interval (its completion when the invocation is unknown).
     let deadline = |t: TxnId| {
         let x = &h.txns[t as usize];
-        (x.outcome != Outcome::Ok, x.complete_seq.unwrap_or(u64::MAX), t)
+        let c = x.complete_seq.unwrap_or(u64::MAX / 4);
+        (
+            x.outcome != Outcome::Ok,
+            !boost[t as usize],
+            x.invoke_seq.unwrap_or(c).saturating_add(c),
+            t,
+        )
     };
-    let mut heap: BinaryHeap<Reverse<(bool, u64, TxnId)>> = (0..nt as TxnId)
+    let mut heap: BinaryHeap<Reverse<(bool, bool, u64, TxnId)>> = (0..nt as TxnId)
         .filter(|&t| h.txns[t as usize].outcome != Outcome::Fail)
         .map(|t| Reverse(deadline(t)))
         .collect();
     let ok_total = h.txns.iter().filter(|t| t.outcome == Outcome::Ok).count();
     let mut ok_done = 0usize;
     let mut order = Vec::new();
+    let mut placed: Vec<(u32, u32, u32)> = Vec::new();
+    let mut abandoned: Vec<TxnId> = Vec::new();
+    let mut by_priority: Vec<TxnId> = (0..nt as TxnId)
+        .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
+        .collect();
+    by_priority.sort_by_key(|&t| deadline(t));
+    let mut give_up_ptr = 0usize;
     let realtime_ok = |t: TxnId, lo: usize| -> bool {
         if !strict {
             return true;
         }
         let x = &h.txns[t as usize];
         match (x.invoke_seq, x.complete_seq, by_complete.get(lo)) {
-            (Some(inv), Some(_), Some(&first)) => h.txns[first as usize].complete_seq.is_none_or(|c| c >= inv),
+            (Some(inv), Some(_), Some(&first)) => {
+                h.txns[first as usize].complete_seq.is_none_or(|c| c >= inv)
+            }
             _ => true,
         }
     };
-    while let Some(Reverse((_, _, t))) = heap.pop() {
+    loop {
+        let (t, give_up) = match heap.pop() {
+            Some(Reverse((_, _, _, t))) => (t, false),
+            None => {
+                // Stuck: give up on the first ok transaction still waiting.
+                while give_up_ptr < by_priority.len() && done[by_priority[give_up_ptr] as usize] {
+                    give_up_ptr += 1;
+                }
+                match by_priority.get(give_up_ptr) {
+                    Some(&t) => (t, true),
+                    None => break,
+                }
+            }
+        };
         if done[t as usize] {
             continue;
         }
@@ -120,20 +225,29 @@ pub fn replay_serial(h: &History, keys: &[KeyFacts], strict: bool) -> Option<Vec
             can = waiting == 0
                 && (p == n
                     || (p + block.len() as u32 <= next_cut[k][p as usize]
-                        && keys[k].list[p as usize..].starts_with(block)));
+                        && keys[k].list[p as usize..].starts_with(block)))
+                && allowed.is_none_or(|f| f(k as u32, w, p));
         }
-        if !can {
+        if !can && !give_up {
             continue; // woken again when one of its keys moves
         }
         done[t as usize] = true;
-        order.push(t);
         if h.txns[t as usize].outcome == Outcome::Ok {
             ok_done += 1;
+        }
+        if give_up {
+            abandoned.push(t);
+        } else {
+            order.push(t);
         }
         let mut woken: Vec<TxnId> = Vec::new();
         for &(k, c) in &need[t as usize].reads {
             let e = left[k as usize].entry(c).or_default();
             *e -= 1;
+            if *e == 1 && pos[k as usize] == c {
+                // The last reader may be the one that appends right here.
+                woken.extend(readers_at[k as usize].get(&c).into_iter().flatten());
+            }
             if *e == 0 && pos[k as usize] == c {
                 // Writers waiting for the readers of this prefix.
                 if let Some(&v) = keys[k as usize].list.get(c as usize) {
@@ -144,11 +258,15 @@ pub fn replay_serial(h: &History, keys: &[KeyFacts], strict: bool) -> Option<Vec
             }
         }
         for &(k, w) in &need[t as usize].appends {
+            if give_up {
+                break;
+            }
             let k = k as usize;
+            let n = keys[k].list.len() as u32;
+            placed.push((k as u32, w, if closed[k] { n } else { pos[k] }));
             if closed[k] {
                 continue;
             }
-            let n = keys[k].list.len() as u32;
             if pos[k] == n {
                 closed[k] = true;
                 woken.extend(keys[k].writers.iter().map(|w| w.txn));
@@ -166,8 +284,15 @@ pub fn replay_serial(h: &History, keys: &[KeyFacts], strict: bool) -> Option<Vec
             while lo < by_complete.len() && done[by_complete[lo] as usize] {
                 lo += 1;
             }
-            let bound = by_complete.get(lo).and_then(|&f| h.txns[f as usize].complete_seq).unwrap_or(u64::MAX);
-            while inv_ptr < by_invoke.len() && h.txns[by_invoke[inv_ptr] as usize].invoke_seq.is_some_and(|i| i <= bound) {
+            let bound = by_complete
+                .get(lo)
+                .and_then(|&f| h.txns[f as usize].complete_seq)
+                .unwrap_or(u64::MAX);
+            while inv_ptr < by_invoke.len()
+                && h.txns[by_invoke[inv_ptr] as usize]
+                    .invoke_seq
+                    .is_some_and(|i| i <= bound)
+            {
                 woken.push(by_invoke[inv_ptr]);
                 inv_ptr += 1;
             }
@@ -178,8 +303,12 @@ pub fn replay_serial(h: &History, keys: &[KeyFacts], strict: bool) -> Option<Vec
             }
         }
         if ok_done == ok_total {
-            return Some(order);
+            break;
         }
     }
-    (ok_done == ok_total).then_some(order)
+    Replay {
+        order,
+        abandoned,
+        placed,
+    }
 }

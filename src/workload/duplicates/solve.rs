@@ -35,7 +35,13 @@ use std::time::Instant;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarKind {
     /// Writer `w` of key `key` fills positions `start..end` (inside `bin`).
-    Place { key: u32, w: u32, bin: u32, start: u32, end: u32 },
+    Place {
+        key: u32,
+        w: u32,
+        bin: u32,
+        start: u32,
+        end: u32,
+    },
     /// Writer `w`'s block is not in the observed list of `key`.
     Unseen { key: u32, w: u32 },
     /// An `info` writer is unseen on `key` and committed.
@@ -53,8 +59,13 @@ pub enum VarKind {
 /// Why a forced edge holds (for explanations).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Why {
-    Chain { key: u32 },
-    Read { key: u32, reader: u32 },
+    Chain {
+        key: u32,
+    },
+    Read {
+        key: u32,
+        reader: u32,
+    },
     Var(u32),
     Realtime,
     /// SI: a transaction starts before it commits.
@@ -85,7 +96,12 @@ struct Lin {
 /// What the solver found.
 pub enum Outcome2 {
     /// A serial order (or SI execution): transaction nodes in order.
-    Valid { order: Vec<u32>, committed: Vec<bool> },
+    Valid {
+        order: Vec<u32>,
+        committed: Vec<bool>,
+    },
+    /// A serial order of the committed transactions, found by replay.
+    Serial(Vec<TxnId>),
     Invalid(Finding),
     Unknown(String),
 }
@@ -184,7 +200,10 @@ impl<'a> Solver<'a> {
             queue: Vec::new(),
             bin_places: Vec::new(),
             seg_alts: Vec::new(),
-            stats: Stats { keys: keys.len(), ..Stats::default() },
+            stats: Stats {
+                keys: keys.len(),
+                ..Stats::default()
+            },
         }
     }
 
@@ -230,7 +249,13 @@ impl<'a> Solver<'a> {
         (self.vars.len() - 1) as u32
     }
 
-    fn add_lin(&mut self, terms: Vec<(u32, u32)>, target: u32, enable: Option<u32>, origin: Origin) {
+    fn add_lin(
+        &mut self,
+        terms: Vec<(u32, u32)>,
+        target: u32,
+        enable: Option<u32>,
+        origin: Origin,
+    ) {
         let id = self.lins.len() as u32;
         let open = terms.iter().map(|t| t.1).sum();
         let heaviest = terms.iter().map(|t| t.1).max().unwrap_or(0);
@@ -240,7 +265,15 @@ impl<'a> Solver<'a> {
         if let Some(e) = enable {
             self.occ[e as usize].push((id, NONE));
         }
-        self.lins.push(Lin { terms, target, enable, origin, fixed: 0, open, heaviest });
+        self.lins.push(Lin {
+            terms,
+            target,
+            enable,
+            origin,
+            fixed: 0,
+            open,
+            heaviest,
+        });
         self.queue.push(id);
     }
 
@@ -257,7 +290,9 @@ impl<'a> Solver<'a> {
     fn var_edges(&self, v: u32, out: &mut Vec<(u32, u32)>) {
         out.clear();
         match self.vars[v as usize] {
-            VarKind::Place { key, w, start, end, .. } => {
+            VarKind::Place {
+                key, w, start, end, ..
+            } => {
                 let wr = &self.keys[key as usize].writers[w as usize];
                 let t = wr.txn;
                 if self.two {
@@ -270,7 +305,9 @@ impl<'a> Solver<'a> {
             }
             VarKind::Unseen { key, w } | VarKind::UnseenCommitted { key, w } => {
                 let wr = &self.keys[key as usize].writers[w as usize];
-                if matches!(self.vars[v as usize], VarKind::Unseen { .. }) && wr.outcome != Outcome::Ok {
+                if matches!(self.vars[v as usize], VarKind::Unseen { .. })
+                    && wr.outcome != Outcome::Ok
+                {
                     return; // info: only when committed
                 }
                 let n = self.keys[key as usize].list.len() as u32;
@@ -290,7 +327,10 @@ impl<'a> Solver<'a> {
             }
             VarKind::Before { key, first, second } => {
                 let ws = &self.keys[key as usize].writers;
-                out.push((self.en(ws[first as usize].txn), self.st(ws[second as usize].txn)));
+                out.push((
+                    self.en(ws[first as usize].txn),
+                    self.st(ws[second as usize].txn),
+                ));
             }
             VarKind::Alt { .. } | VarKind::Order { .. } => {}
         }
@@ -302,21 +342,33 @@ impl<'a> Solver<'a> {
         for (ki, kf) in keys.iter().enumerate() {
             let k = ki as u32;
             let n = kf.list.len() as u32;
-            if kf.bins.iter().any(|b| b.cands.len() > 1) || kf.segments.iter().any(|s| s.alts.len() > 1) {
+            if kf.bins.iter().any(|b| b.cands.len() > 1)
+                || kf.segments.iter().any(|s| s.alts.len() > 1)
+            {
                 self.stats.ambiguous_keys += 1;
             }
             // Structural edges: the barrier chain and the reads.
             for p in 0..=n {
-                self.forced.push((self.c(k, p), self.m(k, p), Why::Chain { key: k }));
-                self.forced.push((self.m(k, p), self.s(k, p), Why::Chain { key: k }));
+                self.forced
+                    .push((self.c(k, p), self.m(k, p), Why::Chain { key: k }));
+                self.forced
+                    .push((self.m(k, p), self.s(k, p), Why::Chain { key: k }));
                 if p < n {
-                    self.forced.push((self.s(k, p), self.c(k, p + 1), Why::Chain { key: k }));
+                    self.forced
+                        .push((self.s(k, p), self.c(k, p + 1), Why::Chain { key: k }));
                 }
             }
-            let pinned: FxHashMap<TxnId, ()> =
-                kf.writers.iter().filter(|w| w.pin.is_some()).map(|w| (w.txn, ())).collect();
+            let pinned: FxHashMap<TxnId, ()> = kf
+                .writers
+                .iter()
+                .filter(|w| w.pin.is_some())
+                .map(|w| (w.txn, ()))
+                .collect();
             for (ri, r) in kf.readers.iter().enumerate() {
-                let why = Why::Read { key: k, reader: ri as u32 };
+                let why = Why::Read {
+                    key: k,
+                    reader: ri as u32,
+                };
                 self.forced.push((self.c(k, r.cut), self.st(r.txn), why));
                 if self.two {
                     self.forced.push((self.st(r.txn), self.s(k, r.cut), why));
@@ -335,13 +387,24 @@ impl<'a> Solver<'a> {
             for (si, seg) in kf.segments.iter().enumerate() {
                 let alt_vars: Vec<u32> = if seg.alts.len() > 1 {
                     (0..seg.alts.len() as u32)
-                        .map(|a| self.new_var(VarKind::Alt { key: k, seg: si as u32, alt: a }))
+                        .map(|a| {
+                            self.new_var(VarKind::Alt {
+                                key: k,
+                                seg: si as u32,
+                                alt: a,
+                            })
+                        })
                         .collect()
                 } else {
                     Vec::new()
                 };
                 if !alt_vars.is_empty() {
-                    self.add_lin(alt_vars.iter().map(|&v| (v, 1)).collect(), 1, None, Origin::AltPick { key: k });
+                    self.add_lin(
+                        alt_vars.iter().map(|&v| (v, 1)).collect(),
+                        1,
+                        None,
+                        Origin::AltPick { key: k },
+                    );
                 }
                 seg_alts.push(alt_vars.clone());
                 for (ai, alt) in seg.alts.iter().enumerate() {
@@ -352,7 +415,8 @@ impl<'a> Solver<'a> {
                         let mut terms = Vec::new();
                         // SI: a run is a sequence of blocks, each at its own place,
                         // so that their order (first committer wins) is explicit.
-                        let mut cover: Vec<Vec<(u32, u32)>> = vec![Vec::new(); (bin.end - bin.start) as usize];
+                        let mut cover: Vec<Vec<(u32, u32)>> =
+                            vec![Vec::new(); (bin.end - bin.start) as usize];
                         for &w in &bin.cands {
                             let wr = &kf.writers[w as usize];
                             let starts: Vec<u32> = if positional {
@@ -364,7 +428,13 @@ impl<'a> Solver<'a> {
                             };
                             for p in starts {
                                 let end = if positional { p + wr.weight() } else { bin.end };
-                                let v = self.new_var(VarKind::Place { key: k, w, bin: bi, start: p, end });
+                                let v = self.new_var(VarKind::Place {
+                                    key: k,
+                                    w,
+                                    bin: bi,
+                                    start: p,
+                                    end,
+                                });
                                 places[w as usize].push((v, 1));
                                 bin_places[bi as usize].push(v);
                                 terms.push((v, wr.weight()));
@@ -398,11 +468,22 @@ impl<'a> Solver<'a> {
                     pinned_places[wi] = terms.iter().map(|t| t.0).collect();
                 }
                 if wr.pin.is_none_or(|c| c == n) {
-                    let u = self.new_var(VarKind::Unseen { key: k, w: wi as u32 });
+                    let u = self.new_var(VarKind::Unseen {
+                        key: k,
+                        w: wi as u32,
+                    });
                     un[wi] = u;
                     terms.push((u, 1));
                 }
-                self.add_lin(terms, 1, None, Origin::Writer { key: k, w: wi as u32 });
+                self.add_lin(
+                    terms,
+                    1,
+                    None,
+                    Origin::Writer {
+                        key: k,
+                        w: wi as u32,
+                    },
+                );
             }
             // Two transactions that read the same prefix cannot both append
             // right after it (the later one would have seen the other).
@@ -473,13 +554,15 @@ impl<'a> Solver<'a> {
             c.push((kv, false));
             self.add_clause(c);
         }
-        for ki in 0..keys.len() {
-            for wi in 0..keys[ki].writers.len() {
-                let wr = &keys[ki].writers[wi];
+        for (ki, kf) in keys.iter().enumerate() {
+            for (wi, wr) in kf.writers.iter().enumerate() {
                 let u = self.unseen[ki][wi];
                 let kv = self.committed_var[wr.txn as usize];
                 if wr.outcome == Outcome::Info && u != NONE && kv != NONE {
-                    let e = self.new_var(VarKind::UnseenCommitted { key: ki as u32, w: wi as u32 });
+                    let e = self.new_var(VarKind::UnseenCommitted {
+                        key: ki as u32,
+                        w: wi as u32,
+                    });
                     self.unseen_committed[ki][wi] = e;
                     self.add_clause(vec![(u, false), (kv, false), (e, true)]);
                     self.add_clause(vec![(e, false), (u, true)]);
@@ -518,7 +601,11 @@ impl<'a> Solver<'a> {
                         return None;
                     }
                     let wr = &self.keys[ki].writers[w];
-                    let lit = if wr.outcome == Outcome::Ok { u } else { self.unseen_committed[ki][w] };
+                    let lit = if wr.outcome == Outcome::Ok {
+                        u
+                    } else {
+                        self.unseen_committed[ki][w]
+                    };
                     (lit != NONE && self.val[lit as usize] != 0).then_some((w as u32, lit))
                 })
                 .collect();
@@ -535,8 +622,16 @@ impl<'a> Solver<'a> {
                     let (b, lb) = ws[j];
                     let k = ki as u32;
                     let o = self.new_var(VarKind::Order { key: k, a, b });
-                    let ab = self.new_var(VarKind::Before { key: k, first: a, second: b });
-                    let ba = self.new_var(VarKind::Before { key: k, first: b, second: a });
+                    let ab = self.new_var(VarKind::Before {
+                        key: k,
+                        first: a,
+                        second: b,
+                    });
+                    let ba = self.new_var(VarKind::Before {
+                        key: k,
+                        first: b,
+                        second: a,
+                    });
                     self.add_clause(vec![(la, false), (lb, false), (o, false), (ab, true)]);
                     self.add_clause(vec![(la, false), (lb, false), (o, true), (ba, true)]);
                 }
@@ -588,7 +683,12 @@ impl<'a> Solver<'a> {
                     1 => true,
                     0 => {
                         // Disabled: its terms are false (also implied by clauses).
-                        let open: Vec<u32> = lin.terms.iter().map(|t| t.0).filter(|&v| self.val[v as usize] == -1).collect();
+                        let open: Vec<u32> = lin
+                            .terms
+                            .iter()
+                            .map(|t| t.0)
+                            .filter(|&v| self.val[v as usize] == -1)
+                            .collect();
                         for v in open {
                             self.assign(v, false).map_err(|_| Conflict::Lin(q))?;
                         }
@@ -616,9 +716,17 @@ impl<'a> Solver<'a> {
             }
             let rest = target - fixed;
             let decide: Vec<(u32, bool)> = if rest == 0 {
-                lin.terms.iter().filter(|t| self.val[t.0 as usize] == -1).map(|t| (t.0, false)).collect()
+                lin.terms
+                    .iter()
+                    .filter(|t| self.val[t.0 as usize] == -1)
+                    .map(|t| (t.0, false))
+                    .collect()
             } else if rest == open {
-                lin.terms.iter().filter(|t| self.val[t.0 as usize] == -1).map(|t| (t.0, true)).collect()
+                lin.terms
+                    .iter()
+                    .filter(|t| self.val[t.0 as usize] == -1)
+                    .map(|t| (t.0, true))
+                    .collect()
             } else if lin.heaviest > rest {
                 // Terms heavier than what is left cannot be true.
                 lin.terms
@@ -674,7 +782,9 @@ impl<'a> Solver<'a> {
             let plain: Vec<(u32, u32)> = edges.iter().map(|e| (e.0, e.1)).collect();
             match dag::topo_order(self.nodes as usize, &plain) {
                 Ok(o) => order = o,
-                Err(cyc) => return Outcome2::Invalid(self.explain_forced_cycle(&edges, &plain, &cyc)),
+                Err(cyc) => {
+                    return Outcome2::Invalid(self.explain_forced_cycle(&edges, &plain, &cyc))
+                }
             }
             self.lap(1, &mut clock);
             rounds += 1;
@@ -699,362 +809,115 @@ impl<'a> Solver<'a> {
         }
         self.stats.open_vars = self.val.iter().filter(|&&x| x == -1).count();
         if self.stats.open_vars == 0 {
-            return self.finish(&order, &[]);
+            return self.finish();
         }
-        // Fast path: a guess guided by real time, checked; else the guess
-        // seeds the SAT solver's phases.
-        let guess = self.greedy(&order);
-        if let Some(out) = self.try_guess(&guess) {
+        // Fast path: replay a serial execution among the places still
+        // allowed. If it gets stuck, where it put each block seeds the SAT
+        // solver's phases.
+        let replay = self.replay_allowed();
+        if replay.abandoned.is_empty() {
             self.lap(3, &mut clock);
-            return out;
+            return Outcome2::Serial(replay.order);
         }
+        let guess = self.phases(&replay.placed);
         let r = self.sat(&order, &guess);
         self.lap(3, &mut clock);
         r
     }
 
-    /// A priority rank per node: transactions by the time they ran (start
-    /// at invocation, effect at completion), barriers as early as possible.
-    /// Then a topological order of the forced graph that follows the ranks.
-    fn time_order(&self) -> Vec<u32> {
-        let n = self.nodes as usize;
-        let rank = |v: u32| -> u64 {
-            if !self.is_txn_node(v) {
-                return 0;
-            }
-            let t = &self.h.txns[self.txn_of(v) as usize];
-            let end = t.complete_seq.or(t.invoke_seq).unwrap_or(t.index.max(0) as u64) + 1;
-            if self.two && v % 2 == 0 {
-                t.invoke_seq.map(|x| x + 1).unwrap_or(end)
-            } else {
-                end
-            }
-        };
-        let edges = self.forced_graph();
-        let mut off = vec![0u32; n + 1];
-        for e in &edges {
-            off[e.0 as usize + 1] += 1;
-        }
-        for i in 0..n {
-            off[i + 1] += off[i];
-        }
-        let mut adj = vec![0u32; edges.len()];
-        let mut fill = off.clone();
-        let mut indeg = vec![0u32; n];
-        for e in &edges {
-            adj[fill[e.0 as usize] as usize] = e.1;
-            fill[e.0 as usize] += 1;
-            indeg[e.1 as usize] += 1;
-        }
-        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>> =
-            (0..n as u32).filter(|&v| indeg[v as usize] == 0).map(|v| std::cmp::Reverse((rank(v), v))).collect();
-        let mut pos = vec![u32::MAX; n];
-        let mut i = 0u32;
-        while let Some(std::cmp::Reverse((_, v))) = heap.pop() {
-            pos[v as usize] = i;
-            i += 1;
-            for &w in &adj[off[v as usize] as usize..off[v as usize + 1] as usize] {
-                indeg[w as usize] -= 1;
-                if indeg[w as usize] == 0 {
-                    heap.push(std::cmp::Reverse((rank(w), w)));
-                }
-            }
-        }
-        pos
+    fn lap(&mut self, phase: usize, clock: &mut Instant) {
+        self.stats.ms[phase] += clock.elapsed().as_secs_f64() * 1e3;
+        *clock = Instant::now();
     }
 
-    /// A greedy resolution checked edge by edge: segments in time order
-    /// (across keys), each place filled with the candidate that comes first
-    /// in the current topological order among those whose edges close no
-    /// cycle. Returns the (possibly partial) assignment; `-1` where it got
-    /// stuck, which then only seeds the SAT solver's phases.
-    fn greedy(&self, order: &[u32]) -> Vec<i8> {
-        let keys = self.keys;
-        let tpos = self.time_order();
+    /// Phases from a replay: each block's place true (its other places
+    /// false), or unseen; `-1` where the replay said nothing.
+    fn phases(&self, placed: &[(u32, u32, u32)]) -> Vec<i8> {
         let mut g = self.val.clone();
-        let mut dag = Dag::with_order(order);
-        for (a, b, _) in self.forced_graph() {
-            if dag.add(a, b, FORCED).is_err() {
-                return g;
-            }
+        let mut at: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        for &(k, w, p) in placed {
+            at.insert((k, w), p);
         }
-        let mut buf = Vec::new();
-        // Adds the edges of `v` (true in the guess) unless they close a cycle.
-        let try_add = |dag: &mut Dag, v: u32, buf: &mut Vec<(u32, u32)>| -> bool {
-            let mark = dag.edges();
-            self.var_edges(v, buf);
-            for &(a, b) in buf.iter() {
-                if dag.add(a, b, v).is_err() {
-                    dag.undo_to(mark);
-                    return false;
-                }
-            }
-            true
-        };
-        // Work items: (time of the segment's first barrier, key, segment);
-        // a key's "unseen" item comes after its last read.
-        let mut items: Vec<(u32, u32, u32)> = Vec::new();
-        for (ki, kf) in keys.iter().enumerate() {
-            for (si, seg) in kf.segments.iter().enumerate() {
-                items.push((tpos[self.c(ki as u32, seg.start) as usize], ki as u32, si as u32));
-            }
-            let n = kf.list.len() as u32;
-            items.push((tpos[self.s(ki as u32, n) as usize], ki as u32, NONE));
-        }
-        items.sort_unstable();
-        let mut used: Vec<Vec<bool>> = keys.iter().map(|k| vec![false; k.writers.len()]).collect();
-        for (ki, bs) in self.bin_places.iter().enumerate() {
-            for &v in bs.iter().flatten() {
-                if self.val[v as usize] == 1 {
-                    used[ki][self.place_writer(v) as usize] = true;
-                }
-            }
-        }
-        let mut committed = vec![false; self.ntx as usize];
-        let mut stuck = false;
-        for &(_, k, si) in &items {
-            if stuck {
-                break;
-            }
-            let ki = k as usize;
-            let kf = &keys[ki];
-            if si == NONE {
-                // Writers not placed in this key are unseen.
-                for w in 0..kf.writers.len() {
-                    let u = self.unseen[ki][w];
-                    if u == NONE || g[u as usize] != -1 {
-                        continue;
-                    }
-                    g[u as usize] = (!used[ki][w]) as i8;
-                    if g[u as usize] == 1 && !try_add(&mut dag, u, &mut buf) {
-                        stuck = true;
-                    }
-                }
-                continue;
-            }
-            let seg = &kf.segments[si as usize];
-            let alts = &self.seg_alts[ki][si as usize];
-            let mut done = false;
-            for (ai, alt) in seg.alts.iter().enumerate() {
-                if alts.get(ai).is_some_and(|&a| g[a as usize] == 0) {
-                    continue;
-                }
-                let mark = dag.edges();
-                let (saved_g, saved_used) = (g.clone(), used[ki].clone());
-                let mut ok = true;
-                for &b in &alt.bins {
-                    if !self.greedy_bin(ki, b as usize, &mut dag, &mut g, &mut used[ki], &try_add, &mut buf) {
-                        ok = false;
-                        break;
-                    }
-                }
-                if ok {
-                    for (aj, &a) in alts.iter().enumerate() {
-                        g[a as usize] = (aj == ai) as i8;
-                    }
-                    done = true;
-                    break;
-                }
-                dag.undo_to(mark);
-                g = saved_g;
-                used[ki] = saved_used;
-            }
-            if !done {
-                stuck = true;
-                if std::env::var_os("ISOLDE_DUP_DEBUG").is_some() {
-                    let b0 = seg.alts[0].bins[0] as usize;
-                    eprintln!(
-                        "greedy stuck at item {}/{}: key {} seg {}..{} of {} ({} alts), bin0 cands {} (used {}), list {:?}",
-                        items.iter().position(|x| x.1 == k && x.2 == si).unwrap_or(0),
-                        items.len(),
-                        kf.key,
-                        seg.start,
-                        seg.end,
-                        kf.list.len(),
-                        seg.alts.len(),
-                        kf.bins[b0].cands.len(),
-                        kf.bins[b0].cands.iter().filter(|&&w| used[ki][w as usize]).count(),
-                        &kf.list[seg.start as usize..seg.end as usize]
-                    );
-                }
-            }
-        }
-        if stuck {
-            return g;
-        }
-        for bs in &self.bin_places {
-            for &v in bs.iter().flatten() {
-                if g[v as usize] == -1 {
-                    g[v as usize] = 0;
-                }
-                if g[v as usize] == 1 {
-                    let VarKind::Place { key, w, .. } = self.vars[v as usize] else { continue };
-                    committed[keys[key as usize].writers[w as usize].txn as usize] = true;
-                }
-            }
-        }
-        // Info transactions placed somewhere committed: their real-time and
-        // unseen edges now apply.
-        for v in 0..self.vars.len() as u32 {
-            if g[v as usize] != -1 {
-                continue;
-            }
-            let val = match self.vars[v as usize] {
-                VarKind::Committed { txn } => committed[txn as usize],
-                VarKind::UnseenCommitted { key, w } => {
-                    let u = self.unseen[key as usize][w as usize];
-                    g[u as usize] == 1 && committed[keys[key as usize].writers[w as usize].txn as usize]
-                }
-                _ => continue,
-            };
-            g[v as usize] = val as i8;
-            if val && !try_add(&mut dag, v, &mut buf) {
-                return g;
-            }
-        }
-        // SI: unseen writers of a key commit one after the other, in the
-        // current order.
-        for v in 0..self.vars.len() {
-            let VarKind::Order { key, a, b } = self.vars[v] else { continue };
+        for (v, kind) in self.vars.iter().enumerate() {
             if g[v] != -1 {
                 continue;
             }
-            let ws = &keys[key as usize].writers;
-            let first_a = dag.pos(self.en(ws[a as usize].txn)) < dag.pos(self.en(ws[b as usize].txn));
-            let cu = |w: u32| {
-                let u = self.unseen[key as usize][w as usize];
-                if ws[w as usize].outcome == Outcome::Ok {
-                    g[u as usize] == 1
-                } else {
-                    let e = self.unseen_committed[key as usize][w as usize];
-                    e != NONE && g[e as usize] == 1
+            match *kind {
+                VarKind::Place {
+                    key,
+                    w,
+                    start,
+                    end,
+                    bin,
+                } => {
+                    if let Some(&p) = at.get(&(key, w)) {
+                        let exact = self.two
+                            || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
+                        g[v] = if exact {
+                            p == start
+                        } else {
+                            start <= p && p < end
+                        } as i8;
+                    }
                 }
-            };
-            let both = cu(a) && cu(b);
-            let mut fits = false;
-            for o in [first_a, !first_a] {
-                let (ab, ba) = ((both && o) as i8, (both && !o) as i8);
-                let act = if o { v + 1 } else { v + 2 };
-                if both && !try_add(&mut dag, act as u32, &mut buf) {
-                    continue;
+                VarKind::Unseen { key, w } => {
+                    if let Some(&p) = at.get(&(key, w)) {
+                        g[v] = (p == self.keys[key as usize].list.len() as u32) as i8;
+                    }
                 }
-                g[v] = o as i8;
-                g[v + 1] = ab;
-                g[v + 2] = ba;
-                fits = true;
-                break;
-            }
-            if !fits {
-                return g;
+                _ => {}
             }
         }
         g
     }
 
-    /// Greedy fill of one bin (see [`Self::greedy`]).
-    #[allow(clippy::too_many_arguments)]
-    fn greedy_bin(
-        &self,
-        ki: usize,
-        b: usize,
-        dag: &mut Dag,
-        g: &mut [i8],
-        used: &mut [bool],
-        try_add: &dyn Fn(&mut Dag, u32, &mut Vec<(u32, u32)>) -> bool,
-        buf: &mut Vec<(u32, u32)>,
-    ) -> bool {
-        let kf = &self.keys[ki];
-        let bin = &kf.bins[b];
-        let len = bin.end - bin.start;
-        let positional = self.two && matches!(bin.kind, BinKind::Uniform(_));
-        let mut cands: Vec<u32> = self.bin_places[ki][b].clone();
-        // Earliest deadline first: the candidate that completed first.
-        let deadline = |v: u32| {
-            let t = &self.h.txns[kf.writers[self.place_writer(v) as usize].txn as usize];
-            t.complete_seq.unwrap_or(u64::MAX)
-        };
-        cands.sort_by_key(|&v| (g[v as usize] != 1, deadline(v)));
-        let mut covered = vec![false; len as usize];
-        let mut fill = 0u32;
-        for &v in &cands {
-            let VarKind::Place { w, start, end, .. } = self.vars[v as usize] else { continue };
-            let sure = g[v as usize] == 1;
-            if !sure && (g[v as usize] == 0 || used[w as usize]) {
+    /// [`super::replay::replay`], restricted to places not ruled out.
+    fn replay_allowed(&self) -> super::replay::Replay {
+        // Per key, per writer: allowed (start, end) ranges, and unseen.
+        let mut ranges: Vec<Vec<Vec<(u32, u32)>>> = self
+            .keys
+            .iter()
+            .map(|k| vec![Vec::new(); k.writers.len()])
+            .collect();
+        for v in 0..self.vars.len() {
+            if self.val[v] == 0 {
                 continue;
             }
-            let weight = if positional { end - start } else { kf.writers[w as usize].weight() };
-            let r = (start - bin.start) as usize..(end - bin.start) as usize;
-            if positional && covered[r.clone()].iter().any(|&c| c) || !positional && fill + weight > len {
-                if sure {
-                    return false;
-                }
-                continue;
-            }
-            if !sure && !try_add(dag, v, buf) {
-                continue;
-            }
-            if positional {
-                covered[r].iter_mut().for_each(|c| *c = true);
-            }
-            fill += weight;
-            g[v as usize] = 1;
-            used[w as usize] = true;
-            if fill == len {
-                break;
+            if let VarKind::Place {
+                key,
+                w,
+                start,
+                end,
+                bin,
+            } = self.vars[v]
+            {
+                let exact =
+                    self.two || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
+                // A block in an unordered run may sit anywhere inside it.
+                ranges[key as usize][w as usize].push(if exact {
+                    (start, start + 1)
+                } else {
+                    (start, end)
+                });
             }
         }
-        if fill != len && std::env::var_os("ISOLDE_DUP_DEBUG").is_some() {
-            let desc: Vec<String> = cands
+        let allowed = |k: u32, w: u32, p: u32| -> bool {
+            let n = self.keys[k as usize].list.len() as u32;
+            if p == n {
+                let u = self.unseen[k as usize][w as usize];
+                return u != NONE && self.val[u as usize] != 0;
+            }
+            ranges[k as usize][w as usize]
                 .iter()
-                .map(|&v| {
-                    let w = self.place_writer(v);
-                    let t = kf.writers[w as usize].txn;
-                    format!("T{}(w{} g{} used{} pin{:?})", self.h.txns[t as usize].index, w, g[v as usize], used[w as usize], kf.writers[w as usize].pin)
-                })
-                .collect();
-            eprintln!("  bin {}..{} kind {:?} fill {} of {}: {}", bin.start, bin.end, bin.kind, fill, len, desc.join(" "));
-        }
-        fill == len
-    }
-
-    fn place_writer(&self, v: u32) -> u32 {
-        match self.vars[v as usize] {
-            VarKind::Place { w, .. } => w,
-            _ => NONE,
-        }
-    }
-
-    /// Checks a full guess: every constraint and clause, then acyclicity.
-    fn try_guess(&mut self, g: &[i8]) -> Option<Outcome2> {
-        if g.iter().any(|&x| x == -1) {
-            return None;
-        }
-        for lin in &self.lins {
-            if lin.enable.is_some_and(|e| g[e as usize] != 1) {
-                continue;
-            }
-            let sum: u32 = lin.terms.iter().filter(|t| g[t.0 as usize] == 1).map(|t| t.1).sum();
-            if sum != lin.target {
-                return None;
-            }
-        }
-        for c in &self.clauses {
-            if !c.iter().any(|&(v, sign)| (g[v as usize] == 1) == sign) {
-                return None;
-            }
-        }
-        let saved = std::mem::replace(&mut self.val, g.to_vec());
-        let edges: Vec<(u32, u32)> = self.forced_graph().iter().map(|e| (e.0, e.1)).collect();
-        if dag::topo_order(self.nodes as usize, &edges).is_ok() {
-            return Some(self.finish(&[], &[]));
-        }
-        self.val = saved;
-        None
-    }
-
-    fn lap(&mut self, phase: usize, clock: &mut Instant) {
-        self.stats.ms[phase] += clock.elapsed().as_secs_f64() * 1e3;
-        *clock = Instant::now();
+                .any(|&(s, e)| s <= p && p < e)
+        };
+        super::replay::replay(
+            self.h,
+            self.keys,
+            self.level == Level::StrictSerializable,
+            Some(&allowed),
+            6,
+        )
     }
 
     /// Forced edges: structure plus the edges of variables fixed true.
@@ -1083,7 +946,9 @@ impl<'a> Solver<'a> {
                 continue;
             }
             match self.vars[v as usize] {
-                VarKind::Place { key, .. } | VarKind::Unseen { key, .. } => per_key[key as usize].push(v),
+                VarKind::Place { key, .. } | VarKind::Unseen { key, .. } => {
+                    per_key[key as usize].push(v)
+                }
                 _ => {}
             }
         }
@@ -1106,49 +971,83 @@ impl<'a> Solver<'a> {
             in_adj[fi[b as usize] as usize] = a;
             fi[b as usize] += 1;
         }
-        let mut first = vec![u32::MAX; n];
-        let mut last = vec![u32::MAX; n];
+        // Largest keys first: they hold most of the open choices.
+        let mut by_size: Vec<usize> = (0..per_key.len())
+            .filter(|&k| per_key[k].len() >= self.limits.prune_threshold)
+            .collect();
+        by_size.sort_by_key(|&k| std::cmp::Reverse(per_key[k].len()));
+        // The key whose barrier a node is, if any.
+        let mut key_of = vec![NONE; n];
+        for &k in &by_size {
+            let b0 = self.base[k] as usize;
+            let nb = 3 * (self.keys[k].list.len() + 1);
+            key_of[b0..b0 + nb].iter_mut().for_each(|x| *x = k as u32);
+        }
+        // Sixteen keys per pair of passes, one lane each: first[v][l] is the
+        // smallest barrier index of lane l's key that v reaches (MAX: none);
+        // last[v][l] is one more than the largest that reaches v (0: none).
+        const L: usize = 16;
+        let mut first = vec![[u32::MAX; L]; n];
+        let mut last = vec![[0u32; L]; n];
+        let mut lane = vec![NONE; self.keys.len()];
         let mut killed = Vec::new();
-        for (ki, vs) in per_key.iter().enumerate() {
-            if vs.len() < self.limits.prune_threshold {
-                continue;
+        let mut buf = Vec::new();
+        for batch in by_size.chunks(L) {
+            for (l, &k) in batch.iter().enumerate() {
+                lane[k] = l as u32;
             }
-            let nb = 3 * (self.keys[ki].list.len() as u32 + 1);
-            let b0 = self.base[ki];
-            let bar = |v: u32| (v >= b0 && v < b0 + nb).then(|| v - b0);
-            // first[v]: smallest barrier index reachable from v.
+            let own = |v: u32| -> Option<(usize, u32)> {
+                let k = key_of[v as usize];
+                (k != NONE && lane[k as usize] != NONE)
+                    .then(|| (lane[k as usize] as usize, v - self.base[k as usize]))
+            };
             for &v in order.iter().rev() {
-                let mut m = bar(v).unwrap_or(u32::MAX);
+                let mut m = [u32::MAX; L];
+                if let Some((l, i)) = own(v) {
+                    m[l] = i;
+                }
                 for &w in &out_adj[out_off[v as usize] as usize..out_off[v as usize + 1] as usize] {
-                    m = m.min(first[w as usize]);
+                    let f = &first[w as usize];
+                    for j in 0..L {
+                        m[j] = m[j].min(f[j]);
+                    }
                 }
                 first[v as usize] = m;
             }
-            // last[v]: largest barrier index that reaches v (MAX: none).
             for &v in order.iter() {
-                let mut m: i64 = bar(v).map(i64::from).unwrap_or(-1);
+                let mut m = [0u32; L];
+                if let Some((l, i)) = own(v) {
+                    m[l] = i + 1;
+                }
                 for &w in &in_adj[in_off[v as usize] as usize..in_off[v as usize + 1] as usize] {
-                    let l = last[w as usize];
-                    if l != u32::MAX {
-                        m = m.max(i64::from(l));
+                    let f = &last[w as usize];
+                    for j in 0..L {
+                        m[j] = m[j].max(f[j]);
                     }
                 }
-                last[v as usize] = if m < 0 { u32::MAX } else { m as u32 };
+                last[v as usize] = m;
             }
-            let mut buf = Vec::new();
-            for &v in vs {
-                // Every edge the choice would add must not close a cycle:
-                // for barrier → txn, the txn must not reach that barrier;
-                // for txn → barrier, that barrier must not reach the txn.
-                self.var_edges(v, &mut buf);
-                let bad = buf.iter().any(|&(a, b)| match (bar(a), bar(b)) {
-                    (Some(i), None) => first[b as usize] <= i,
-                    (None, Some(j)) => last[a as usize] != u32::MAX && last[a as usize] >= j,
-                    _ => false,
-                });
-                if bad {
-                    killed.push(v);
+            for (l, &ki) in batch.iter().enumerate() {
+                let b0 = self.base[ki];
+                let nb = 3 * (self.keys[ki].list.len() as u32 + 1);
+                let bar = |v: u32| (v >= b0 && v < b0 + nb).then(|| v - b0);
+                for &v in &per_key[ki] {
+                    // Every edge the choice would add must not close a cycle:
+                    // for barrier → txn, the txn must not reach that barrier;
+                    // for txn → barrier, that barrier must not reach the txn.
+                    self.var_edges(v, &mut buf);
+                    let bad = buf.iter().any(|&(a, b)| match (bar(a), bar(b)) {
+                        (Some(i), None) => first[b as usize][l] <= i,
+                        (None, Some(j)) => last[a as usize][l] > j,
+                        _ => false,
+                    });
+                    if bad {
+                        killed.push(v);
+                    }
                 }
+            }
+            for &k in batch {
+                lane[k] = NONE;
             }
             if self.start.elapsed().as_millis() as u64 > self.limits.time_ms {
                 break;
@@ -1166,14 +1065,18 @@ impl<'a> Solver<'a> {
     // ---- SAT ----
 
     fn sat(&mut self, order: &[u32], guess: &[i8]) -> Outcome2 {
-        let mut sat = batsat::Solver::new(batsat::SolverOpts::default(), Deadline::new(self.start, self.limits.time_ms));
+        let mut sat = batsat::Solver::new(
+            batsat::SolverOpts::default(),
+            Deadline::new(self.start, self.limits.time_ms),
+        );
         let mut to_sat = vec![batsat::Var::UNDEF; self.vars.len()];
         let mut from_sat: Vec<u32> = Vec::new();
         for v in 0..self.vars.len() {
             if self.val[v] == -1 {
+                // A user polarity would override phase saving on every
+                // restart; only the replay's "yes" is worth that.
                 let pol = match guess[v] {
                     1 => lbool::TRUE,
-                    0 => lbool::FALSE,
                     _ => lbool::UNDEF,
                 };
                 let sv = sat.new_var(pol, true);
@@ -1256,15 +1159,10 @@ impl<'a> Solver<'a> {
         self.stats.conflicts = sat.num_conflicts();
         if r == lbool::TRUE {
             let model: Vec<lbool> = sat.get_model().to_vec();
-            let mut set_true = Vec::new();
             for (i, &v) in from_sat.iter().enumerate() {
-                if model[i] == lbool::TRUE {
-                    set_true.push(v);
-                }
                 self.val[v as usize] = (model[i] == lbool::TRUE) as i8;
             }
-            let _ = set_true;
-            self.finish(order, &[])
+            self.finish()
         } else if r == lbool::FALSE {
             let cycles = std::mem::take(&mut th.cycles);
             Outcome2::Invalid(self.unsat_finding(&cycles))
@@ -1278,7 +1176,7 @@ impl<'a> Solver<'a> {
     }
 
     /// All variables are decided: a topological order of the full graph.
-    fn finish(&self, _order: &[u32], _extra: &[u32]) -> Outcome2 {
+    fn finish(&self) -> Outcome2 {
         let edges: Vec<(u32, u32)> = self.forced_graph().iter().map(|e| (e.0, e.1)).collect();
         match dag::topo_order(self.nodes as usize, &edges) {
             Ok(order) => {
@@ -1310,13 +1208,28 @@ impl<'a> Solver<'a> {
                     let kf = &self.keys[key as usize];
                     let b = &kf.bins[bin as usize];
                     let word = &kf.list[b.start as usize..b.end as usize];
-                    let reader = kf.readers.iter().filter(|r| r.cut >= b.end).min_by_key(|r| r.cut).map(|r| r.txn);
+                    let reader = kf
+                        .readers
+                        .iter()
+                        .filter(|r| r.cut >= b.end)
+                        .min_by_key(|r| r.cut)
+                        .map(|r| r.txn);
                     let cands: Vec<String> = b
                         .cands
                         .iter()
-                        .map(|&w| format!("{} appended {}", n.txn(kf.writers[w as usize].txn), n.list(&kf.writers[w as usize].block)))
+                        .map(|&w| {
+                            format!(
+                                "{} appended {}",
+                                n.txn(kf.writers[w as usize].txn),
+                                n.list(&kf.writers[w as usize].block)
+                            )
+                        })
                         .collect();
-                    let mut txns: Vec<TxnId> = b.cands.iter().map(|&w| kf.writers[w as usize].txn).collect();
+                    let mut txns: Vec<TxnId> = b
+                        .cands
+                        .iter()
+                        .map(|&w| kf.writers[w as usize].txn)
+                        .collect();
                     txns.extend(reader);
                     (
                         key,
@@ -1351,12 +1264,22 @@ impl<'a> Solver<'a> {
                 }
                 Origin::AltPick { key } => {
                     let kf = &self.keys[key as usize];
-                    (key, format!("no way to spell {} of key {} from whole appends", n.list(&kf.list), n.key(kf.key)), vec![])
+                    (
+                        key,
+                        format!(
+                            "no way to spell {} of key {} from whole appends",
+                            n.list(&kf.list),
+                            n.key(kf.key)
+                        ),
+                        vec![],
+                    )
                 }
             },
             Conflict::Var(_) | Conflict::Clause(_) => {
                 let v = match c {
-                    Conflict::Clause(ci) => self.clauses[ci as usize].first().map(|x| x.0).unwrap_or(0),
+                    Conflict::Clause(ci) => {
+                        self.clauses[ci as usize].first().map(|x| x.0).unwrap_or(0)
+                    }
                     Conflict::Var(v) | Conflict::Lin(v) => v,
                 };
                 let key = match self.vars.get(v as usize) {
@@ -1364,15 +1287,33 @@ impl<'a> Solver<'a> {
                     _ => 0,
                 };
                 let kf = &self.keys[key as usize];
-                (key, format!("the reads of key {} ({}) cannot be produced by whole appends", n.key(kf.key), n.list(&kf.list)), vec![])
+                (
+                    key,
+                    format!(
+                        "the reads of key {} ({}) cannot be produced by whole appends",
+                        n.key(kf.key),
+                        n.list(&kf.list)
+                    ),
+                    vec![],
+                )
             }
         };
         txns.sort_unstable();
         txns.dedup();
-        Finding { kind: "duplicate-appends-unproducible-read".into(), txns, keys: vec![self.keys[key as usize].key], explanation: text }
+        Finding {
+            kind: "duplicate-appends-unproducible-read".into(),
+            txns,
+            keys: vec![self.keys[key as usize].key],
+            explanation: text,
+        }
     }
 
-    fn explain_forced_cycle(&self, edges: &[(u32, u32, Why)], plain: &[(u32, u32)], cyc: &[usize]) -> Finding {
+    fn explain_forced_cycle(
+        &self,
+        edges: &[(u32, u32, Why)],
+        plain: &[(u32, u32)],
+        cyc: &[usize],
+    ) -> Finding {
         // Shortest cycle through one of the cycle's edges (try a few).
         let mut best: Vec<usize> = cyc.to_vec();
         for &e in cyc.iter().take(16) {
@@ -1382,7 +1323,7 @@ impl<'a> Solver<'a> {
             }
         }
         let steps: Vec<(u32, u32, Why)> = best.iter().map(|&i| edges[i]).collect();
-        self.describe_cycle(&steps, "")
+        self.describe_cycle(&steps)
     }
 
     fn unsat_finding(&self, cycles: &[Vec<(u32, u32, u32)>]) -> Finding {
@@ -1412,29 +1353,58 @@ impl<'a> Solver<'a> {
             } else {
                 format!(
                     " (keys {}; transactions {})",
-                    keys.iter().map(|&k| n.key(k)).collect::<Vec<_>>().join(", "),
-                    txns.iter().take(24).map(|&t| n.txn(t)).collect::<Vec<_>>().join(", ")
+                    keys.iter()
+                        .map(|&k| n.key(k))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    txns.iter()
+                        .take(24)
+                        .map(|&t| n.txn(t))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             }
         );
         if let Some(c) = cycles.iter().min_by_key(|c| c.len()) {
             let steps: Vec<(u32, u32, Why)> = c
                 .iter()
-                .map(|&(a, b, t)| (a, b, if t == FORCED { self.why_of(a, b) } else { Why::Var(t) }))
+                .map(|&(a, b, t)| {
+                    (
+                        a,
+                        b,
+                        if t == FORCED {
+                            self.why_of(a, b)
+                        } else {
+                            Why::Var(t)
+                        },
+                    )
+                })
                 .collect();
-            let d = self.describe_cycle(&steps, "");
-            text.push_str(&format!(". For instance, one choice gives: {}", d.explanation));
+            let d = self.describe_cycle(&steps);
+            text.push_str(&format!(
+                ". For instance, one choice gives: {}",
+                d.explanation
+            ));
         }
         let kind = match self.level {
             Level::SnapshotIsolation => "duplicate-appends-not-snapshot-isolated",
             _ => "duplicate-appends-unserializable",
         };
-        Finding { kind: kind.into(), txns, keys, explanation: text }
+        Finding {
+            kind: kind.into(),
+            txns,
+            keys,
+            explanation: text,
+        }
     }
 
     /// The reason of a forced edge (looked up again for explanations).
     fn why_of(&self, a: u32, b: u32) -> Why {
-        self.forced_graph().into_iter().find(|e| e.0 == a && e.1 == b).map(|e| e.2).unwrap_or(Why::Realtime)
+        self.forced_graph()
+            .into_iter()
+            .find(|e| e.0 == a && e.1 == b)
+            .map(|e| e.2)
+            .unwrap_or(Why::Realtime)
     }
 
     fn key_of_node(&self, v: u32) -> Option<u32> {
@@ -1447,13 +1417,22 @@ impl<'a> Solver<'a> {
 
     /// Turns a cycle over nodes into transaction-level steps, each with the
     /// relation (ww, wr, rw, realtime) and a sentence.
-    fn describe_cycle(&self, steps: &[(u32, u32, Why)], _prefix: &str) -> Finding {
+    fn describe_cycle(&self, steps: &[(u32, u32, Why)]) -> Finding {
         let n = Names(self.h);
         // Rotate so the cycle starts at a transaction node.
         let Some(s0) = steps.iter().position(|e| self.is_txn_node(e.0)) else {
-            return Finding { kind: "G0".into(), txns: vec![], keys: vec![], explanation: "a cycle among barriers (internal)".into() };
+            return Finding {
+                kind: "G0".into(),
+                txns: vec![],
+                keys: vec![],
+                explanation: "a cycle among barriers (internal)".into(),
+            };
         };
-        let rot: Vec<(u32, u32, Why)> = steps[s0..].iter().chain(steps[..s0].iter()).copied().collect();
+        let rot: Vec<(u32, u32, Why)> = steps[s0..]
+            .iter()
+            .chain(steps[..s0].iter())
+            .copied()
+            .collect();
         let mut parts: Vec<String> = Vec::new();
         let mut txns: Vec<TxnId> = Vec::new();
         let mut keys: Vec<u32> = Vec::new();
@@ -1461,23 +1440,21 @@ impl<'a> Solver<'a> {
         let mut i = 0;
         while i < rot.len() {
             let from = self.txn_of(rot[i].0);
-            // Walk to the next transaction node different from `from`.
+            // Walk to the next transaction; `first` is the edge that leaves
+            // `from` (under SI, after its own start → commit edge).
             let mut j = i;
-            let mut last = rot[i];
-            let first = rot[i];
-            loop {
-                last = rot[j];
-                if self.is_txn_node(rot[j].1) && self.txn_of(rot[j].1) != from {
-                    break;
-                }
-                if self.is_txn_node(rot[j].1) && j > i {
-                    // Back at `from` (SI start → commit): keep walking.
+            let mut first = None;
+            while j + 1 < rot.len()
+                && !(self.is_txn_node(rot[j].1) && self.txn_of(rot[j].1) != from)
+            {
+                if first.is_none() && !(self.is_txn_node(rot[j].1) && self.txn_of(rot[j].1) == from)
+                {
+                    first = Some(rot[j]);
                 }
                 j += 1;
-                if j == rot.len() {
-                    break;
-                }
             }
+            let last = rot[j];
+            let first = first.unwrap_or(last);
             let to = self.txn_of(last.1);
             txns.push(from);
             let (rel, text, key) = self.step(first, last, from, to);
@@ -1489,7 +1466,7 @@ impl<'a> Solver<'a> {
             i = j + 1;
         }
         let rw = rels.iter().filter(|r| r.contains("rw")).count();
-        let rt = rels.iter().any(|r| *r == "realtime");
+        let rt = rels.contains(&"realtime");
         let base = if rw == 0 {
             if rels.iter().any(|r| r.contains("wr")) {
                 "G1c"
@@ -1501,30 +1478,60 @@ impl<'a> Solver<'a> {
         } else {
             "G2-item"
         };
-        let kind = if rt { format!("{base}-realtime") } else { base.to_string() };
+        let kind = if rt {
+            format!("{base}-realtime")
+        } else {
+            base.to_string()
+        };
         let names: Vec<String> = txns.iter().map(|&t| n.txn(t)).collect();
         keys.sort_unstable();
         keys.dedup();
         let mut explanation = format!("Let: {}\nThen:\n", names.join(", "));
         for (idx, p) in parts.iter().enumerate() {
-            explanation.push_str(&format!("  - {p}{}\n", if idx + 1 == parts.len() { ", a cycle." } else { "." }));
+            explanation.push_str(&format!(
+                "  - {p}{}\n",
+                if idx + 1 == parts.len() {
+                    ", a cycle."
+                } else {
+                    "."
+                }
+            ));
         }
         let mut tx = txns.clone();
         tx.sort_unstable();
         tx.dedup();
-        Finding { kind, txns: tx, keys, explanation }
+        Finding {
+            kind,
+            txns: tx,
+            keys,
+            explanation,
+        }
     }
 
     /// One transaction-to-transaction step of a cycle: `first` leaves `from`,
     /// `last` enters `to`.
-    fn step(&self, first: (u32, u32, Why), last: (u32, u32, Why), from: TxnId, to: TxnId) -> (&'static str, String, Option<u32>) {
+    fn step(
+        &self,
+        first: (u32, u32, Why),
+        last: (u32, u32, Why),
+        from: TxnId,
+        to: TxnId,
+    ) -> (&'static str, String, Option<u32>) {
         let n = Names(self.h);
         if let Why::Realtime = first.2 {
-            return ("realtime", format!("{} completed before {} began", n.txn(from), n.txn(to)), None);
+            return (
+                "realtime",
+                format!("{} completed before {} began", n.txn(from), n.txn(to)),
+                None,
+            );
         }
         if let Why::Var(v) = first.2 {
             if let VarKind::Committed { .. } = self.vars[v as usize] {
-                return ("realtime", format!("{} completed before {} began", n.txn(from), n.txn(to)), None);
+                return (
+                    "realtime",
+                    format!("{} completed before {} began", n.txn(from), n.txn(to)),
+                    None,
+                );
             }
             if let VarKind::Before { key, .. } = self.vars[v as usize] {
                 let k = &self.keys[key as usize];
@@ -1538,12 +1545,19 @@ impl<'a> Solver<'a> {
         // Role of `from` (by its outgoing edge) and of `to` (incoming edge).
         let role = |w: Why, t: TxnId| -> Option<(u32, Role)> {
             match w {
-                Why::Read { key, reader } => Some((key, Role::Read(self.keys[key as usize].readers[reader as usize].cut))),
+                Why::Read { key, reader } => Some((
+                    key,
+                    Role::Read(self.keys[key as usize].readers[reader as usize].cut),
+                )),
                 Why::Var(v) => match self.vars[v as usize] {
-                    VarKind::Place { key, w, start, end, .. } if self.keys[key as usize].writers[w as usize].txn == t => {
-                        Some((key, Role::Write(start, end, w)))
+                    VarKind::Place { key, w, start, .. }
+                        if self.keys[key as usize].writers[w as usize].txn == t =>
+                    {
+                        Some((key, Role::Write(start, w)))
                     }
-                    VarKind::Unseen { key, w } | VarKind::UnseenCommitted { key, w } => Some((key, Role::Unseen(w))),
+                    VarKind::Unseen { key, w } | VarKind::UnseenCommitted { key, w } => {
+                        Some((key, Role::Unseen(w)))
+                    }
                     _ => None,
                 },
                 _ => None,
@@ -1558,33 +1572,108 @@ impl<'a> Solver<'a> {
         let k = n.key(kf.key);
         let wtxt = |w: u32| n.list(&kf.writers[w as usize].block);
         let (rel, text) = match (ra, rb) {
-            (Role::Write(s, _, w), Some(Role::Write(s2, _, w2))) => (
+            (Role::Write(s, w), Some(Role::Write(s2, w2))) => (
                 "ww",
-                format!("{} appended {} to key {} at position {}, before {}'s {} at position {}", n.txn(from), wtxt(w), k, s, n.txn(to), wtxt(w2), s2),
+                format!(
+                    "{} appended {} to key {} at position {}, before {}'s {} at position {}",
+                    n.txn(from),
+                    wtxt(w),
+                    k,
+                    s,
+                    n.txn(to),
+                    wtxt(w2),
+                    s2
+                ),
             ),
-            (Role::Write(s, _, w), Some(Role::Unseen(w2))) => (
+            (Role::Write(s, w), Some(Role::Unseen(w2))) => (
                 "ww",
-                format!("{} appended {} to key {} at position {}, before {}'s {}, which no read saw", n.txn(from), wtxt(w), k, s, n.txn(to), wtxt(w2)),
+                format!(
+                    "{} appended {} to key {} at position {}, before {}'s {}, which no read saw",
+                    n.txn(from),
+                    wtxt(w),
+                    k,
+                    s,
+                    n.txn(to),
+                    wtxt(w2)
+                ),
             ),
-            (Role::Write(s, _, w), Some(Role::Read(c))) => (
+            (Role::Write(s, w), Some(Role::Read(c))) => (
                 "wr",
-                format!("{} read key {} as {}, which includes {}'s append of {} at position {}", n.txn(to), k, n.list(&kf.list[..c as usize]), n.txn(from), wtxt(w), s),
+                format!(
+                    "{} read key {} as {}, which includes {}'s append of {} at position {}",
+                    n.txn(to),
+                    k,
+                    n.list(&kf.list[..c as usize]),
+                    n.txn(from),
+                    wtxt(w),
+                    s
+                ),
             ),
-            (Role::Read(c), Some(Role::Write(s, _, w))) => (
+            (Role::Read(c), Some(Role::Write(s, w))) => (
                 "rw",
-                format!("{} read key {} as {}, which misses {}'s append of {} at position {}", n.txn(from), k, n.list(&kf.list[..c as usize]), n.txn(to), wtxt(w), s),
+                format!(
+                    "{} read key {} as {}, which misses {}'s append of {} at position {}",
+                    n.txn(from),
+                    k,
+                    n.list(&kf.list[..c as usize]),
+                    n.txn(to),
+                    wtxt(w),
+                    s
+                ),
             ),
             (Role::Read(c), Some(Role::Unseen(w))) => (
                 "rw",
-                format!("{} read key {} as {}, which misses {}'s append of {}", n.txn(from), k, n.list(&kf.list[..c as usize]), n.txn(to), wtxt(w)),
+                format!(
+                    "{} read key {} as {}, which misses {}'s append of {}",
+                    n.txn(from),
+                    k,
+                    n.list(&kf.list[..c as usize]),
+                    n.txn(to),
+                    wtxt(w)
+                ),
             ),
             (Role::Read(c), Some(Role::Read(c2))) => (
                 "rw+wr",
-                format!("{} read key {} as {}, before {} read the longer {}", n.txn(from), k, n.list(&kf.list[..c as usize]), n.txn(to), n.list(&kf.list[..c2 as usize])),
+                format!(
+                    "{} read key {} as {}, before {} read the longer {}",
+                    n.txn(from),
+                    k,
+                    n.list(&kf.list[..c as usize]),
+                    n.txn(to),
+                    n.list(&kf.list[..c2 as usize])
+                ),
             ),
-            (Role::Write(s, _, w), _) => ("ww", format!("{} appended {} to key {} at position {}, before {}", n.txn(from), wtxt(w), k, s, n.txn(to))),
-            (Role::Read(c), _) => ("rw", format!("{} read key {} at length {}, before {}", n.txn(from), k, c, n.txn(to))),
-            (Role::Unseen(w), _) => ("ww", format!("{} appended {} to key {} after every read of it, before {}", n.txn(from), wtxt(w), k, n.txn(to))),
+            (Role::Write(s, w), _) => (
+                "ww",
+                format!(
+                    "{} appended {} to key {} at position {}, before {}",
+                    n.txn(from),
+                    wtxt(w),
+                    k,
+                    s,
+                    n.txn(to)
+                ),
+            ),
+            (Role::Read(c), _) => (
+                "rw",
+                format!(
+                    "{} read key {} at length {}, before {}",
+                    n.txn(from),
+                    k,
+                    c,
+                    n.txn(to)
+                ),
+            ),
+            (Role::Unseen(w), _) => (
+                "ww",
+                format!(
+                    "{} appended {} to key {} after every read of it, before {}",
+                    n.txn(from),
+                    wtxt(w),
+                    k,
+                    n.txn(to)
+                ),
+            ),
         };
         (rel, text, Some(key))
     }
@@ -1593,7 +1682,8 @@ impl<'a> Solver<'a> {
 #[derive(Clone, Copy, Debug)]
 enum Role {
     Read(u32),
-    Write(u32, u32, u32),
+    /// Start position and writer.
+    Write(u32, u32),
     Unseen(u32),
 }
 
@@ -1606,7 +1696,12 @@ enum Conflict {
 
 /// Encodes `Σ wᵢ·xᵢ = target` (if `enable`) as a decision diagram over the
 /// prefix sums; returns false if the solver became unsatisfiable.
-fn encode_eq<Cb: Callbacks>(sat: &mut batsat::Solver<Cb>, terms: &[(Lit, u32)], target: u32, enable: Option<Lit>) -> bool {
+fn encode_eq<Cb: Callbacks>(
+    sat: &mut batsat::Solver<Cb>,
+    terms: &[(Lit, u32)],
+    target: u32,
+    enable: Option<Lit>,
+) -> bool {
     #[derive(Clone, Copy, PartialEq)]
     enum Node {
         T,
@@ -1620,7 +1715,9 @@ fn encode_eq<Cb: Callbacks>(sat: &mut batsat::Solver<Cb>, terms: &[(Lit, u32)], 
     }
     let t = target as usize;
     // layer[i][s] for s in 0..=target.
-    let mut next: Vec<Node> = (0..=t).map(|s| if s == t { Node::T } else { Node::F }).collect();
+    let mut next: Vec<Node> = (0..=t)
+        .map(|s| if s == t { Node::T } else { Node::F })
+        .collect();
     let mut ok = true;
     let mut cl: Vec<Lit> = Vec::new();
     let mut prefix_max = vec![0u64; k + 1];
@@ -1636,7 +1733,11 @@ fn encode_eq<Cb: Callbacks>(sat: &mut batsat::Solver<Cb>, terms: &[(Lit, u32)], 
             if s > hi_s {
                 break;
             }
-            let hi = if s + w as usize <= t { next[s + w as usize] } else { Node::F };
+            let hi = if s + w as usize <= t {
+                next[s + w as usize]
+            } else {
+                Node::F
+            };
             let lo = next[s];
             let node = match (hi, lo) {
                 (Node::F, Node::F) => Node::F,
@@ -1705,7 +1806,9 @@ struct Deadline {
 
 impl Deadline {
     fn new(start: Instant, ms: u64) -> Self {
-        Deadline { at: start + std::time::Duration::from_millis(ms) }
+        Deadline {
+            at: start + std::time::Duration::from_millis(ms),
+        }
     }
 }
 
@@ -1751,7 +1854,17 @@ impl Acyclic {
                         if self.cycles.len() < 64 {
                             let named: Vec<(u32, u32, u32)> = cyc
                                 .iter()
-                                .map(|&(a, b, t)| (a, b, if t == FORCED { FORCED } else { self.from_sat[t as usize] }))
+                                .map(|&(a, b, t)| {
+                                    (
+                                        a,
+                                        b,
+                                        if t == FORCED {
+                                            FORCED
+                                        } else {
+                                            self.from_sat[t as usize]
+                                        },
+                                    )
+                                })
                                 .collect();
                             self.cycles.push(named);
                         }

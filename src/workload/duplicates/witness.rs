@@ -27,13 +27,16 @@ fn check_membership(h: &History, order: &[TxnId]) -> Result<(), String> {
     }
     for (t, txn) in h.txns.iter().enumerate() {
         if txn.outcome == Outcome::Ok && !seen[t] {
-            return Err(format!("{} committed but is missing from the order", name(h, t as TxnId)));
+            return Err(format!(
+                "{} committed but is missing from the order",
+                name(h, t as TxnId)
+            ));
         }
     }
     Ok(())
 }
 
-fn observed<'h>(h: &'h History, o: Observed) -> Option<&'h [ValId]> {
+fn observed(h: &History, o: Observed) -> Option<&[ValId]> {
     match o {
         Observed::Nil => Some(&[]),
         Observed::List { .. } => h.list(o),
@@ -54,11 +57,21 @@ pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), St
                 (MopKind::Read, o) if ok => {
                     let cur = state.get(&m.key).map(Vec::as_slice).unwrap_or(&[]);
                     if observed(h, o) != Some(cur) {
-                        return Err(format!("{} would read key {} as {:?}", name(h, t), m.key, cur));
+                        return Err(format!(
+                            "{} would read key {} as {:?}",
+                            name(h, t),
+                            m.key,
+                            cur
+                        ));
                     }
                 }
                 (MopKind::Read, _) => {}
-                _ => return Err(format!("{} has a micro-op that is not list-append", name(h, t))),
+                _ => {
+                    return Err(format!(
+                        "{} has a micro-op that is not list-append",
+                        name(h, t)
+                    ))
+                }
             }
         }
     }
@@ -117,14 +130,27 @@ pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(),
                     let hist = lens.get(&m.key).map(Vec::as_slice).unwrap_or(&[]);
                     let i = hist.partition_point(|&(c, _)| c < sp);
                     let len = if i == 0 { 0 } else { hist[i - 1].1 } as usize;
-                    let mut view: Vec<ValId> = state.get(&m.key).map(|l| l[..len].to_vec()).unwrap_or_default();
+                    let mut view: Vec<ValId> = state
+                        .get(&m.key)
+                        .map(|l| l[..len].to_vec())
+                        .unwrap_or_default();
                     view.extend(own.get(&m.key).map(Vec::as_slice).unwrap_or(&[]));
                     if observed(h, o) != Some(view.as_slice()) {
-                        return Err(format!("{} would read key {} as {:?}", name(h, t), m.key, view));
+                        return Err(format!(
+                            "{} would read key {} as {:?}",
+                            name(h, t),
+                            m.key,
+                            view
+                        ));
                     }
                 }
                 (MopKind::Read, _) => {}
-                _ => return Err(format!("{} has a micro-op that is not list-append", name(h, t))),
+                _ => {
+                    return Err(format!(
+                        "{} has a micro-op that is not list-append",
+                        name(h, t)
+                    ))
+                }
             }
         }
         for (k, block) in own {

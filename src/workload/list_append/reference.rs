@@ -4,10 +4,10 @@
 
 #![allow(dead_code)]
 
-use crate::workload::{Anomaly, Explain, Inference, Step};
 use crate::explain::json as js;
 use crate::graph::Rels;
 use crate::history::{History, KeyId, Mop, MopKind, Observed, Outcome, TxnId, ValId};
+use crate::workload::{Anomaly, Explain, Inference, Step};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Value};
 
@@ -778,4 +778,3 @@ fn lost_updates(h: &History) -> Vec<Anomaly> {
     }
     out
 }
-
