@@ -76,6 +76,12 @@ fn run(label: &str, p: &Params, save: Option<&str>, levels: &[Level]) {
 }
 
 fn main() {
+    // `cargo test --all-targets` runs bench targets too, without `--bench`:
+    // then this is only a build check, not a minutes-long benchmark.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("duplicates benchmark: run it with `cargo bench --bench duplicates` (or bench/duplicates.sh)");
+        return;
+    }
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")

@@ -17,4 +17,4 @@ if ! log=$(cargo bench --bench duplicates --no-run 2>&1); then
     exit 1
 fi
 exe=$(printf '%s\n' "$log" | sed -n 's/.*Executable .*(\(.*\))$/\1/p' | tail -1)
-exec "$exe" "$@"
+exec "$exe" --bench "$@"

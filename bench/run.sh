@@ -66,7 +66,7 @@ row() { # LABEL FILE
     printf '| %-26s | %8s | %8s | %8s | %9s | %-8s |\n' "$1" "$2" "$3" "$4" "$(awk "BEGIN{printf \"%.0f\", $5/1024}")" "$6"
 }
 
-echo "isolde $(git rev-parse --short HEAD 2>/dev/null || echo '?') on $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; best of $RUNS; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$BIN ($(git rev-parse --short HEAD 2>/dev/null || echo '?') tree) on $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; best of $RUNS; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '| %-26s | %8s | %8s | %8s | %9s | %-8s |\n' "history (txns, kind)" "MB" "time s" "CPU s" "peak MB" "valid?"
 printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..28})" "----------" "----------" "----------" "-----------" "----------"
 for n in $SIZES; do

@@ -90,24 +90,11 @@ pub fn read_history<R: Read>(
 }
 
 /// [`read_history_file`], with the details of [`Loaded`].
-///
-/// A file of more than [`PIPELINE_MIN_BYTES`] is read by two threads when
-/// [`threads`] allows: one decodes ops while the other pairs and interns
-/// them (see [`load_pipelined`]).
 pub fn load_file(path: &Path, format: Option<Format>) -> Result<Loaded, ReadError> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| ReadError::io(&name, e))?;
-    let big = file.metadata().is_ok_and(|m| m.len() > PIPELINE_MIN_BYTES);
-    if big && threads() > 1 {
-        load_pipelined(file, &name, format)
-    } else {
-        load(file, &name, format)
-    }
+    load(file, &name, format)
 }
-
-/// Smaller inputs are read on one thread: a second would cost more than it
-/// saves.
-pub const PIPELINE_MIN_BYTES: u64 = 4 << 20;
 
 /// Decompresses and detects the format: the input ready for a reader.
 fn open<R: Read>(
@@ -187,6 +174,11 @@ const BATCH: usize = 2048;
 /// first error in stream order, are exactly those of [`load`]: batches
 /// arrive in order, and a decoding error comes after every op before it.
 /// OneLite input is read by [`load`].
+///
+/// Not used by the command line: handing every op to another thread costs
+/// about as much as building it (allocations freed across threads), so on
+/// a machine whose cores are busy it is slower than [`load`] (see
+/// BENCHMARKS.md). It pays only when a core is otherwise idle.
 pub fn load_pipelined<R: Read + Send>(
     input: R,
     name: &str,
