@@ -82,6 +82,34 @@ fn verbose_prints_elles_result_map_as_json() {
     assert_eq!(v["anomaly-types"], serde_json::json!(["G1c"]));
     assert_eq!(v["not"], serde_json::json!(["read-committed"]));
     assert!(v["anomalies"]["G1c"][0]["cycle"][0]["index"].is_number());
+    // isolde adds each anomaly's explanation in words.
+    let text = v["anomalies"]["G1c"][0]["explanation"].as_str().unwrap();
+    assert!(text.contains("a contradiction!"), "{text}");
+}
+
+/// Non-cycle anomalies are kept compact and rendered only when printed:
+/// `-v` still shows Elle's detail map with the explanation beside it.
+#[test]
+fn verbose_renders_non_cycle_anomalies_with_their_explanation() {
+    let dir = std::env::temp_dir().join(format!("isolde-cli-lu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("lost-update.edn");
+    std::fs::write(
+        &f,
+        "{:index 0 :type :ok :process 0 :value [[:r :x [1]] [:append :x 2]]}\n\
+         {:index 1 :type :ok :process 1 :value [[:r :x [1]] [:append :x 3]]}\n\
+         {:index 2 :type :ok :process 2 :value [[:append :x 1]]}\n",
+    )
+    .unwrap();
+    let o = isolde(&["check", "-v", "-c", "serializable", f.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).expect("one JSON object");
+    let lu = &v["anomalies"]["lost-update"][0];
+    assert_eq!(lu["key"], "x");
+    assert_eq!(lu["value"], serde_json::json!([1]));
+    assert_eq!(lu["txns"].as_array().unwrap().len(), 2);
+    let text = lu["explanation"].as_str().unwrap();
+    assert!(text.contains("read the same state of key :x"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

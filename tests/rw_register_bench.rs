@@ -175,7 +175,7 @@ fn bench_100k_register_history() {
         assert!(
             inf.anomalies.is_empty(),
             "{:?}",
-            inf.anomalies.first().map(|a| &a.explanation)
+            inf.anomalies.first().map(|a| a.explanation(&h))
         );
     }
 

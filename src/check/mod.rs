@@ -3,14 +3,16 @@
 //! judge (model lattice) → render (JSON, text).
 
 mod search;
+pub mod timing;
 
 use crate::explain::cycle::{self as cyc, ExplainedCycle};
 use crate::graph::{ExplainOrder, GraphBuilder, Rels};
 use crate::history::{History, MopKind, Observed};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
-use crate::workload::{duplicates, list_append, Explain, Inference};
+use crate::workload::{duplicates, list_append, Anomaly, Explain, Inference, RenderFn};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub use crate::model::Validity;
 
@@ -98,13 +100,81 @@ impl Validity {
     }
 }
 
-/// One reported anomaly: Elle-shaped detail plus a text explanation.
-#[derive(Clone, Debug)]
+/// One reported anomaly. It keeps ids, not text: its Elle-shaped detail and
+/// its explanation are rendered from the history when printed, so a
+/// history with hundreds of thousands of anomalies costs little unless they
+/// are all asked for.
+#[derive(Clone)]
 pub struct Finding {
-    pub detail: Value,
-    pub explanation: String,
-    /// For cycle anomalies, the cycle itself (for pictures).
+    /// For cycle anomalies, the cycle itself (for pictures); the detail and
+    /// explanation render from it.
     pub cycle: Option<ExplainedCycle>,
+    render: Option<Arc<RenderFn>>,
+}
+
+impl Finding {
+    /// A cycle anomaly.
+    pub fn of_cycle(c: ExplainedCycle) -> Self {
+        Finding {
+            cycle: Some(c),
+            render: None,
+        }
+    }
+
+    /// A non-cycle anomaly from inference.
+    pub fn of_anomaly(a: Anomaly) -> Self {
+        Finding {
+            cycle: None,
+            render: Some(Arc::from(a.into_render())),
+        }
+    }
+
+    /// A finding whose detail and explanation are already built.
+    pub fn eager(detail: Value, explanation: String) -> Self {
+        Finding::of_anomaly(Anomaly::eager("", detail, explanation))
+    }
+
+    /// Elle-shaped detail: `{"cycle", "steps", "type"}` for a cycle, the
+    /// anomaly's own map otherwise.
+    pub fn detail(&self, h: &History) -> Value {
+        match (&self.render, &self.cycle) {
+            (Some(r), _) => r(h).0,
+            (None, Some(c)) => cyc::to_json(h, c),
+            (None, None) => Value::Null,
+        }
+    }
+
+    /// The text explanation, in Elle's words for cycles.
+    pub fn explanation(&self, h: &History) -> String {
+        match (&self.render, &self.cycle) {
+            (Some(r), _) => r(h).1,
+            (None, Some(c)) => cyc::render_text(h, c),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The detail with the explanation added under `"explanation"` (the
+    /// `-v` output: Elle's keys plus the text).
+    pub fn detail_explained(&self, h: &History) -> Value {
+        let (mut detail, text) = match (&self.render, &self.cycle) {
+            (Some(r), _) => r(h),
+            _ => (self.detail(h), self.explanation(h)),
+        };
+        if let Value::Object(m) = &mut detail {
+            if !text.is_empty() && !m.contains_key("explanation") {
+                m.insert("explanation".into(), Value::String(text));
+            }
+        }
+        detail
+    }
+}
+
+impl std::fmt::Debug for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Finding")
+            .field("cycle", &self.cycle)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The result of checking one history.
@@ -120,8 +190,50 @@ pub struct Report {
     pub anomalies: BTreeMap<String, Vec<Finding>>,
     /// Notes on the limits of this verdict (unknown real-time order, bounds hit).
     pub notes: Vec<String>,
-    /// The full Elle-shaped result, as printed by `-v`.
-    pub json: Value,
+    /// The whole result already rendered (the duplicate-value solver builds
+    /// its own, with per-level verdicts and witnesses).
+    prebuilt: Option<Value>,
+}
+
+impl Report {
+    /// The full Elle-shaped result, as printed by `-v`: `valid?`, and when
+    /// anything was found `anomaly-types`, `anomalies` (each with its
+    /// explanation), `not`, `also-not`; `notes` when the verdict has limits.
+    pub fn to_json(&self, h: &History) -> Value {
+        if let Some(j) = &self.prebuilt {
+            return j.clone();
+        }
+        let mut out = Map::new();
+        out.insert(
+            "valid?".into(),
+            serde_json::to_value(self.valid).expect("validity serializes"),
+        );
+        if self.valid != Validity::True || !self.anomaly_types.is_empty() {
+            let mut anomalies = Map::new();
+            for t in &self.anomaly_types {
+                if t == model::anomaly::EMPTY_TRANSACTION_GRAPH {
+                    anomalies.insert(t.clone(), json!(true));
+                } else if let Some(fs) = self.anomalies.get(t) {
+                    let xs = fs.iter().map(|f| f.detail_explained(h)).collect();
+                    anomalies.insert(t.clone(), Value::Array(xs));
+                }
+            }
+            out.insert("anomaly-types".into(), json!(self.anomaly_types));
+            out.insert("anomalies".into(), Value::Object(anomalies));
+            out.insert("not".into(), json!(self.not));
+            out.insert("also-not".into(), json!(self.also_not));
+        }
+        if !self.notes.is_empty() {
+            out.insert("notes".into(), json!(self.notes));
+        }
+        Value::Object(out)
+    }
+
+    /// Histories with repeated values, with `--witness`: the order that
+    /// explains every read, per level that holds.
+    pub fn witness(&self) -> Option<&Map<String, Value>> {
+        self.prebuilt.as_ref()?.get("witness")?.as_object()
+    }
 }
 
 /// The workload a history shows: registers if any micro-op is a write and
@@ -156,11 +268,15 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
             if let Some(trusted) = without_untrusted_reads(h) {
                 return check_history(&trusted, options);
             }
+            let mut clock = timing::Stopwatch::start();
             let (inference, la) = list_append::infer(h);
+            clock.lap("infer");
             finish(h, options, workload, &mopts, inference, &la)
         }
         Workload::RwRegister => {
+            let mut clock = timing::Stopwatch::start();
             let (inference, rr) = crate::workload::rw_register::infer(h, options);
+            clock.lap("infer");
             finish(h, options, workload, &mopts, inference, &rr)
         }
     }
@@ -231,10 +347,9 @@ fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|x| Finding {
-                    detail: x.clone(),
-                    explanation: x["explanation"].as_str().unwrap_or(&text).to_string(),
-                    cycle: None,
+                .map(|x| {
+                    let text = x["explanation"].as_str().unwrap_or(&text).to_string();
+                    Finding::eager(x.clone(), text)
                 })
                 .collect();
             anomalies.insert(kind.clone(), fs);
@@ -256,7 +371,7 @@ fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
         also_not: strings(&json["also-not"]),
         anomalies,
         notes,
-        json,
+        prebuilt: Some(json),
     }
 }
 
@@ -298,14 +413,15 @@ fn finish(
     inference: Inference,
     explainer: &dyn Explain,
 ) -> Report {
+    let mut clock = timing::Stopwatch::start();
     let Inference { edges, anomalies } = inference;
     let mut found: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     for a in anomalies {
-        found.entry(a.kind.to_string()).or_default().push(Finding {
-            detail: a.detail,
-            explanation: a.explanation,
-            cycle: None,
-        });
+        let kind = a.kind;
+        found
+            .entry(kind.to_string())
+            .or_default()
+            .push(Finding::of_anomaly(a));
     }
     let mut notes = Vec::new();
     let order = mopts.order_graph();
@@ -328,6 +444,7 @@ fn finish(
         OrderGraph::None => {}
     }
     let g = b.build();
+    clock.lap("graph");
     let empty = g.edge_count() == 0;
     let order = match workload {
         Workload::ListAppend => ExplainOrder::LIST_APPEND,
@@ -343,40 +460,19 @@ fn finish(
     ) {
         found.entry(kind).or_default().push(f);
     }
+    clock.lap("search");
 
     let mut types: Vec<&str> = found.keys().map(String::as_str).collect();
     if empty {
         types.push(model::anomaly::EMPTY_TRANSACTION_GRAPH);
     }
     let verdict = judge(&types, mopts);
+    clock.lap("judge");
     let mut reported: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
-    let mut anomalies_json = Map::new();
     for t in &verdict.anomaly_types {
-        if t == model::anomaly::EMPTY_TRANSACTION_GRAPH {
-            anomalies_json.insert(t.clone(), json!(true));
-            continue;
-        }
         if let Some(fs) = found.remove(t) {
-            anomalies_json.insert(
-                t.clone(),
-                Value::Array(fs.iter().map(|f| f.detail.clone()).collect()),
-            );
             reported.insert(t.clone(), fs);
         }
-    }
-    let mut out = Map::new();
-    out.insert(
-        "valid?".into(),
-        serde_json::to_value(verdict.valid).expect("validity serializes"),
-    );
-    if verdict.valid != Validity::True || !verdict.anomaly_types.is_empty() {
-        out.insert("anomaly-types".into(), json!(verdict.anomaly_types));
-        out.insert("anomalies".into(), Value::Object(anomalies_json));
-        out.insert("not".into(), json!(verdict.not));
-        out.insert("also-not".into(), json!(verdict.also_not));
-    }
-    if !notes.is_empty() {
-        out.insert("notes".into(), json!(notes));
     }
     Report {
         valid: verdict.valid,
@@ -385,12 +481,12 @@ fn finish(
         also_not: verdict.also_not,
         anomalies: reported,
         notes,
-        json: Value::Object(out),
+        prebuilt: None,
     }
 }
 
 /// A human-readable report: verdict, models ruled out, every explanation.
-pub fn render_report(_h: &History, r: &Report, name: &str) -> String {
+pub fn render_report(h: &History, r: &Report, name: &str) -> String {
     let mut s = format!("{name}: valid? {}\n", r.valid.name());
     if !r.not.is_empty() {
         s.push_str(&format!("Not {}", r.not.join(", ")));
@@ -402,7 +498,7 @@ pub fn render_report(_h: &History, r: &Report, name: &str) -> String {
     for note in &r.notes {
         s.push_str(&format!("Note: {note}\n"));
     }
-    if let Some(Value::Object(w)) = r.json.get("witness") {
+    if let Some(w) = r.witness() {
         for (level, v) in w {
             s.push_str(&format!(
                 "Witness for {level}: op indices in order {}\n",
@@ -413,7 +509,7 @@ pub fn render_report(_h: &History, r: &Report, name: &str) -> String {
     for (kind, fs) in &r.anomalies {
         s.push_str(&format!("\n== {kind} ({} found)\n", fs.len()));
         for f in fs {
-            s.push_str(&f.explanation);
+            s.push_str(&f.explanation(h));
             s.push_str("\n\n");
         }
     }

@@ -5,10 +5,9 @@
 //! lattice (hooks) and turns results into findings.
 
 use super::{explain_cycle, Finding};
-use crate::explain::cycle::{render_text, to_json};
 use crate::graph::{
-    search, CycleClass, CycleExistsHit, DepGraph, ExplainOrder, SccPrep, SccView, SearchHooks,
-    SearchLimits, SearchPlan,
+    search, CycleClass, CycleExistsHit, DepGraph, ExplainOrder, Rels, SccPrep, SccView,
+    SearchHooks, SearchLimits, SearchPlan,
 };
 use crate::history::History;
 use crate::model::{
@@ -16,41 +15,122 @@ use crate::model::{
     impossible_cycle_anomalies,
 };
 use crate::workload::Explain;
+use rustc_hash::FxHashMap;
 use serde_json::json;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The lattice, as the search needs it.
-struct LatticeHooks;
+/// The lattice, as the search needs it. Its answers depend only on which
+/// models a component refuted, never on the component, so they are
+/// memoised: a history with tens of thousands of small cyclic components
+/// asks the same few questions over and over.
+struct LatticeHooks {
+    /// Set of refuted specs (bit `i`: `cycle_exists_specs()[i]`) → what
+    /// follows from it.
+    memo: Mutex<FxHashMap<u64, Arc<Refuted>>>,
+    /// Per class: the classes finding it makes redundant.
+    implied: FxHashMap<CycleClass, Vec<CycleClass>>,
+}
 
-impl SearchHooks for LatticeHooks {
-    fn prepare(&self, scc: &SccView<'_>) -> SccPrep {
-        let mut refuted = Vec::new();
-        let mut hits = Vec::new();
-        for (i, spec) in cycle_exists_specs().iter().enumerate() {
-            if all_impossible_models(&refuted).contains(&spec.model) {
-                continue;
-            }
-            let (a, b) = spec.subgraph.parts();
-            if let Some(txns) = scc.cyclic_scc(a, b) {
-                hits.push(CycleExistsHit { spec: i, txns });
-                refuted.push(spec.model);
-            }
+/// A subgraph as the relations left on one component: (A, B) of `A ∪ A;B`.
+type Subgraph = (Rels, Rels);
+
+/// What a set of refuted models implies.
+struct Refuted {
+    /// Specs (bit `i`) whose model is already impossible: no need to test.
+    moot: u64,
+    /// Classes the remaining possible models no longer care about.
+    skip: Vec<CycleClass>,
+}
+
+impl LatticeHooks {
+    fn new() -> Self {
+        assert!(cycle_exists_specs().len() <= 64, "specs fit a u64 mask");
+        let implied = cycle_types()
+            .iter()
+            .filter_map(|&t| CycleClass::from_name(t))
+            .map(|c| {
+                let implied = all_implied_anomalies(&[c.name()])
+                    .iter()
+                    .filter_map(|a| CycleClass::from_name(a))
+                    .collect();
+                (c, implied)
+            })
+            .collect();
+        LatticeHooks {
+            memo: Mutex::new(FxHashMap::default()),
+            implied,
         }
-        let skip = impossible_cycle_anomalies(&refuted)
+    }
+
+    fn refuted(&self, mask: u64) -> Arc<Refuted> {
+        if let Some(r) = self.memo.lock().expect("memo lock").get(&mask) {
+            return r.clone();
+        }
+        let specs = cycle_exists_specs();
+        let models: Vec<_> = (0..specs.len())
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| specs[i].model)
+            .collect();
+        let impossible = all_impossible_models(&models);
+        let moot = (0..specs.len())
+            .filter(|&i| impossible.contains(&specs[i].model))
+            .fold(0u64, |m, i| m | (1 << i));
+        let skip = impossible_cycle_anomalies(&models)
             .into_iter()
             .filter_map(CycleClass::from_name)
             .collect();
+        let r = Arc::new(Refuted { moot, skip });
+        self.memo.lock().expect("memo lock").insert(mask, r.clone());
+        r
+    }
+}
+
+impl SearchHooks for LatticeHooks {
+    fn prepare(&self, scc: &SccView<'_>) -> SccPrep {
+        let mut refuted = 0u64;
+        let mut hits = Vec::new();
+        // Specs whose subgraphs coincide on this component (e.g. the
+        // strong-session ones when there are no process edges) share one
+        // answer.
+        let present = scc.rels();
+        let mut asked: Vec<(Subgraph, Option<Vec<u32>>)> = Vec::new();
+        for (i, spec) in cycle_exists_specs().iter().enumerate() {
+            if self.refuted(refuted).moot & (1 << i) != 0 {
+                continue;
+            }
+            let (a, b) = spec.subgraph.parts();
+            let key = (
+                a.intersect(present),
+                b.map_or(Rels::NONE, |b| b.intersect(present)),
+            );
+            let found = match asked.iter().find(|(k, _)| *k == key) {
+                Some((_, f)) => f.clone(),
+                None => {
+                    let f = scc.cyclic_scc(a, b);
+                    asked.push((key, f.clone()));
+                    f
+                }
+            };
+            if let Some(txns) = found {
+                hits.push(CycleExistsHit { spec: i, txns });
+                refuted |= 1 << i;
+            }
+        }
         SccPrep {
-            skip,
+            skip: self.refuted(refuted).skip.clone(),
             cycle_exists: hits,
         }
     }
 
     fn implied(&self, class: CycleClass) -> Vec<CycleClass> {
-        all_implied_anomalies(&[class.name()])
-            .iter()
-            .filter_map(|a| CycleClass::from_name(a))
-            .collect()
+        match self.implied.get(&class) {
+            Some(v) => v.clone(),
+            None => all_implied_anomalies(&[class.name()])
+                .iter()
+                .filter_map(|a| CycleClass::from_name(a))
+                .collect(),
+        }
     }
 }
 
@@ -70,19 +150,11 @@ pub(super) fn cycles(
         scc_timeout: Some(Duration::from_millis(timeout_ms)),
         ..SearchLimits::default()
     };
-    let result = search(g, &plan, &limits, &LatticeHooks);
+    let result = search(g, &plan, &limits, &LatticeHooks::new());
     let mut out = Vec::new();
     let cycle_finding = |txns: Vec<u32>, out: &mut Vec<(String, Finding)>| {
         if let Some(c) = explain_cycle(h, g, ex, txns) {
-            let text = render_text(h, &c);
-            out.push((
-                c.kind.clone(),
-                Finding {
-                    detail: to_json(h, &c),
-                    explanation: text,
-                    cycle: Some(c),
-                },
-            ));
+            out.push((c.kind.clone(), Finding::of_cycle(c)));
         }
     };
     for scc in result.sccs {
@@ -91,23 +163,22 @@ pub(super) fn cycles(
             let indices: Vec<i64> = hit.txns.iter().map(|&t| h.txns[t as usize].index).collect();
             out.push((
                 spec.anomaly_type.to_string(),
-                Finding {
-                    detail: json!({
+                Finding::eager(
+                    json!({
                         "type": spec.anomaly_type,
                         "not": spec.friendly_model(),
                         "subgraph": spec.subgraph.to_json(),
                         "scc-size": hit.txns.len(),
                         "scc": indices,
                     }),
-                    explanation: format!(
+                    format!(
                         "Some cycle in the {} subgraph exists among these {} transactions (search did not name it): ops {:?}. So the history is not {}.",
                         spec.subgraph.to_json(),
                         hit.txns.len(),
                         indices,
                         spec.friendly_model()
                     ),
-                    cycle: None,
-                },
+                ),
             ));
         }
         for found in scc.cycles {
@@ -129,21 +200,20 @@ pub(super) fn cycles(
             ));
             out.push((
                 anomaly::CYCLE_SEARCH_TIMEOUT.to_string(),
-                Finding {
-                    detail: json!({
+                Finding::eager(
+                    json!({
                         "type": anomaly::CYCLE_SEARCH_TIMEOUT,
                         "anomaly-spec-type": t.class.name(),
                         "does-not-contain": names(&t.does_not_contain),
                         "scc-size": t.scc_size,
                     }),
-                    explanation: format!(
+                    format!(
                         "The search for {} in a strongly connected component of {} transactions hit its bound; it found no {} there before.",
                         t.class.name(),
                         t.scc_size,
                         names(&t.does_not_contain).join(", ")
                     ),
-                    cycle: None,
-                },
+                ),
             ));
             cycle_finding(t.fallback.txns, &mut out);
         }

@@ -148,6 +148,11 @@ pub struct SccView<'a> {
 
 impl SccView<'_> {
     /// Sorted members.
+    /// Every relation on some edge of the component.
+    pub fn rels(&self) -> Rels {
+        self.local.present
+    }
+
     pub fn txns(&self) -> &[u32] {
         &self.local.verts
     }
@@ -159,6 +164,26 @@ impl SccView<'_> {
     /// self-edge `x →A y →B x` makes `{x}` cyclic). Sorted members, ties
     /// broken by smallest member.
     pub fn cyclic_scc(&self, a: Rels, b: Option<Rels>) -> Option<Vec<u32>> {
+        let l = self.local;
+        let m = l.verts.len();
+        // Relations absent from the component change nothing; if what is
+        // left of A covers every edge, the component is one cycle of A
+        // (it is strongly connected), with no Tarjan pass needed.
+        let a = a.intersect(l.present);
+        let b = b.map(|b| b.intersect(l.present)).filter(|b| !b.is_empty());
+        if a.is_empty() || m < 2 {
+            return None;
+        }
+        if a.contains(l.present) {
+            let mut all = l.verts.clone();
+            all.sort_unstable();
+            return Some(all);
+        }
+        self.cyclic_scc_by_tarjan(a, b)
+    }
+
+    /// [`SccView::cyclic_scc`] without shortcuts: Tarjan over the subgraph.
+    fn cyclic_scc_by_tarjan(&self, a: Rels, b: Option<Rels>) -> Option<Vec<u32>> {
         let l = self.local;
         let m = l.verts.len();
         let mut best: Option<Vec<u32>> = None;
@@ -363,6 +388,8 @@ struct Local {
     raw: Vec<Rels>,
     /// Explained relation, as bit index 0..5.
     ty: Vec<u8>,
+    /// Every relation on some edge of the component.
+    present: Rels,
 }
 
 fn build_local(g: &DepGraph, members: &[u32], order: &ExplainOrder, s: &mut Scratch) -> Local {
@@ -386,12 +413,14 @@ fn build_local(g: &DepGraph, members: &[u32], order: &ExplainOrder, s: &mut Scra
     for &v in members {
         s.local_of[v as usize] = NONE;
     }
+    let present = raw.iter().fold(Rels::NONE, |p, &r| p.union(r));
     Local {
         verts: members.to_vec(),
         off,
         tgt,
         raw,
         ty,
+        present,
     }
 }
 

@@ -16,7 +16,6 @@ mod svg;
 mod timeline;
 
 use crate::check::{Finding, Report};
-use crate::explain::cycle::render_text;
 use crate::history::{History, TxnId};
 use rustc_hash::FxHashMap;
 use std::fs;
@@ -103,18 +102,15 @@ pub fn file_stem(anomaly_type: &str) -> String {
 /// One finding as its text-file entry: the explanation (Elle's text for a
 /// cycle), and for non-cycle anomalies the detail as JSON.
 fn finding_text(h: &History, f: &Finding) -> String {
-    let mut s = if !f.explanation.is_empty() {
-        f.explanation.clone()
-    } else if let Some(c) = &f.cycle {
-        render_text(h, c)
-    } else {
-        String::new()
-    };
-    if f.cycle.is_none() && !f.detail.is_null() {
-        if !s.is_empty() {
-            s.push('\n');
+    let mut s = f.explanation(h);
+    if f.cycle.is_none() {
+        let detail = f.detail(h);
+        if !detail.is_null() {
+            if !s.is_empty() {
+                s.push('\n');
+            }
+            s.push_str(&serde_json::to_string_pretty(&detail).unwrap_or_default());
         }
-        s.push_str(&serde_json::to_string_pretty(&f.detail).unwrap_or_default());
     }
     s
 }
@@ -180,8 +176,9 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
                 }
                 None => {
                     let ix = by_index.get_or_insert_with(|| index_map(h));
-                    let named = diagram::detail_txns(&f.detail, &|i| ix.get(&i).copied());
-                    let picture = diagram::anomaly_svg(h, kind, &named, &f.detail);
+                    let detail = f.detail(h);
+                    let named = diagram::detail_txns(&detail, &|i| ix.get(&i).copied());
+                    let picture = diagram::anomaly_svg(h, kind, &named, &detail);
                     let involved = named
                         .iter()
                         .enumerate()
@@ -204,7 +201,7 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
                 }
                 None => None,
             };
-            let detail = serde_json::to_string_pretty(&f.detail).unwrap_or_default();
+            let detail = serde_json::to_string_pretty(&f.detail(h)).unwrap_or_default();
             shown.push(Shown {
                 explanation: finding_text(h, f),
                 diagram,

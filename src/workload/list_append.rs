@@ -129,7 +129,7 @@ fn infer_with(h: &History, threads: usize) -> (Inference, ListAppend<'_>) {
     anomalies.extend(
         out.g1a
             .iter()
-            .map(|x| g1a_anomaly(h, x.0, x.1 as usize, x.3, h.elems[x.2 as usize])),
+            .map(|x| g1a_anomaly(x.0, x.1 as usize, x.3, h.elems[x.2 as usize])),
     );
     out.g1b.sort_unstable();
     anomalies.extend(
@@ -138,7 +138,10 @@ fn infer_with(h: &History, threads: usize) -> (Inference, ListAppend<'_>) {
             .map(|x| g1b_anomaly(h, x.0, x.1 as usize, x.2)),
     );
     for t in 0..h.txns.len() as TxnId {
-        if txns[t as usize].outcome == Outcome::Ok && repeats_a_key(h.mops(t)) {
+        if txns[t as usize].outcome == Outcome::Ok
+            && repeats_a_key(h.mops(t))
+            && !small_and_self_consistent(h, h.mops(t))
+        {
             anomalies.extend(internal(h, t));
             anomalies.extend(future_read(h, t));
         }
@@ -152,7 +155,7 @@ fn infer_with(h: &History, threads: usize) -> (Inference, ListAppend<'_>) {
     out.lost.sort_unstable_by_key(|g| g.first);
     for g in &out.lost {
         if g.txns.len() >= 2 {
-            anomalies.push(lost_update_anomaly(h, g.key, g.read, &g.txns));
+            anomalies.push(lost_update_anomaly(g.key, g.read, &g.txns));
         }
     }
     (
@@ -665,7 +668,7 @@ impl<'h, 'a> KeyPass<'h, 'a> {
             match (t1.0, o2) {
                 (Fail, Ok) => {
                     let failed = t1.1.expect("a failed state has a writer");
-                    out.dirty.push(dirty_update_anomaly(h, k, &vs, failed, t2));
+                    out.dirty.push(dirty_update_anomaly(k, &vs, failed, t2));
                     t1 = (o2, Some(t2));
                     vs = vec![v];
                 }
@@ -741,6 +744,70 @@ fn reads_then_appends(mops: &[Mop]) -> bool {
     })
 }
 
+/// A fast pass for the common small transaction (at most 16 micro-ops):
+/// true when it certainly has neither an internal nor a future-read
+/// anomaly. Works in place, without the maps [`internal`] and
+/// [`future_read`] build, which cost more than the rest of inference on
+/// read-modify-write workloads. False means "run the full checks".
+fn small_and_self_consistent(h: &History, mops: &[Mop]) -> bool {
+    if mops.len() > 16 {
+        return false;
+    }
+    fn appended(ms: &[Mop], k: KeyId) -> impl Iterator<Item = ValId> + '_ {
+        ms.iter()
+            .filter(move |x| x.kind == MopKind::Append && x.key == k)
+            .filter_map(|x| match x.value {
+                Observed::Scalar(v) => Some(v),
+                _ => None,
+            })
+    }
+    for (i, m) in mops.iter().enumerate() {
+        match (m.kind, m.value) {
+            (MopKind::Read, o) => {
+                // internal: the read must be the last earlier read plus the
+                // appends since (or end with the appends, if none).
+                let read = h.list(o).unwrap_or(&[]);
+                let last = mops[..i]
+                    .iter()
+                    .rposition(|x| x.kind == MopKind::Read && x.key == m.key);
+                let from = last.map_or(0, |j| j + 1);
+                let n = appended(&mops[from..i], m.key).count();
+                let tail_start = match last {
+                    Some(j) => {
+                        let base = h.list(mops[j].value).unwrap_or(&[]);
+                        if read.len() != base.len() + n || !read.starts_with(base) {
+                            return false;
+                        }
+                        base.len()
+                    }
+                    None if read.len() < n => return false,
+                    None => read.len() - n,
+                };
+                if !read[tail_start..]
+                    .iter()
+                    .copied()
+                    .eq(appended(&mops[from..i], m.key))
+                {
+                    return false;
+                }
+            }
+            (MopKind::Append, Observed::Scalar(v)) => {
+                // future-read: no earlier read of the key already holds v.
+                let seen = mops[..i].iter().any(|x| {
+                    x.kind == MopKind::Read
+                        && x.key == m.key
+                        && h.list(x.value).is_some_and(|l| l.contains(&v))
+                });
+                if seen {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
 /// Does some key occur in more than one of these micro-ops? Only then can a
 /// transaction contradict itself (internal, future-read).
 fn repeats_a_key(mops: &[Mop]) -> bool {
@@ -781,16 +848,16 @@ fn incompatible_order<'a>(
         let xs: Vec<String> = r.iter().map(|&v| h.values.datum(v).to_string()).collect();
         format!("[{}]", xs.join(" "))
     };
-    Anomaly {
-        kind: "incompatible-order",
-        detail: json!({"key": js::key(h, k), "values": [list(a), list(b)]}),
-        explanation: format!(
+    Anomaly::eager(
+        "incompatible-order",
+        json!({"key": js::key(h, k), "values": [list(a), list(b)]}),
+        format!(
             "Reads of key {} disagree on the order of appends: {} is not a prefix of {}, so no single order of appends explains both.",
             h.keys.datum(k),
             edn(a),
             edn(b)
         ),
-    }
+    )
 }
 
 impl ListAppend<'_> {
@@ -958,82 +1025,89 @@ impl Explain for ListAppend<'_> {
 
 /// G1a (aborted read): ok transaction `t`'s read (micro-op `i`) saw `e`,
 /// appended by `w`, a transaction that failed.
-fn g1a_anomaly(h: &History, t: TxnId, i: usize, w: TxnId, e: ValId) -> Anomaly {
-    let m = &h.mops[i];
-    Anomaly {
-        kind: "G1a",
-        detail: json!({"op": js::op(h, t), "mop": js::mop(h, m),
-                       "writer": js::op(h, w), "element": js::value(h, e)}),
-        explanation: format!(
-            "{} read {} and saw {}, which was appended by a transaction that failed: {}",
-            js::op_edn(h, t),
-            js::mop_edn(h, m),
-            h.values.datum(e),
-            js::op_edn(h, w)
-        ),
-    }
+fn g1a_anomaly(t: TxnId, i: usize, w: TxnId, e: ValId) -> Anomaly {
+    Anomaly::new("G1a", move |h| {
+        let m = &h.mops[i];
+        (
+            json!({"op": js::op(h, t), "mop": js::mop(h, m),
+                   "writer": js::op(h, w), "element": js::value(h, e)}),
+            format!(
+                "{} read {} and saw {}, which was appended by a transaction that failed: {}",
+                js::op_edn(h, t),
+                js::mop_edn(h, m),
+                h.values.datum(e),
+                js::op_edn(h, w)
+            ),
+        )
+    })
 }
 
 /// G1b (intermediate read): ok transaction `t`'s read (micro-op `i`) ends
 /// with an element that `w` appended but then followed with another append
 /// to the same key.
 fn g1b_anomaly(h: &History, t: TxnId, i: usize, w: TxnId) -> Anomaly {
-    let m = &h.mops[i];
     let e = *h
-        .list(m.value)
+        .list(h.mops[i].value)
         .and_then(|l| l.last())
         .expect("a G1b read is not empty");
-    Anomaly {
-        kind: "G1b",
-        detail: json!({"op": js::op(h, t), "mop": js::mop(h, m),
-                       "writer": js::op(h, w), "element": js::value(h, e)}),
-        explanation: format!(
-            "{} read {}, whose last element {} was an intermediate append: its writer went on to append again to {}: {}",
-            js::op_edn(h, t),
-            js::mop_edn(h, m),
-            h.values.datum(e),
-            h.keys.datum(m.key),
-            js::op_edn(h, w)
-        ),
-    }
+    Anomaly::new("G1b", move |h| {
+        let m = &h.mops[i];
+        (
+            json!({"op": js::op(h, t), "mop": js::mop(h, m),
+                   "writer": js::op(h, w), "element": js::value(h, e)}),
+            format!(
+                "{} read {}, whose last element {} was an intermediate append: its writer went on to append again to {}: {}",
+                js::op_edn(h, t),
+                js::mop_edn(h, m),
+                h.values.datum(e),
+                h.keys.datum(m.key),
+                js::op_edn(h, w)
+            ),
+        )
+    })
 }
 
 /// Dirty update on key `k`: committed `t2` appended on top of a state
 /// written by the failed `failed` (`vs`: the values from that state on).
-fn dirty_update_anomaly(h: &History, k: KeyId, vs: &[ValId], failed: TxnId, t2: TxnId) -> Anomaly {
-    Anomaly {
-        kind: "dirty-update",
-        detail: json!({"key": js::key(h, k),
-                       "values": vs.iter().map(|&x| js::value(h, x)).collect::<Vec<_>>(),
-                       "txns": [js::op(h, failed), "...", js::op(h, t2)]}),
-        explanation: format!(
-            "On key {}, the committed transaction {} appended on top of a state written by the failed transaction {}",
-            h.keys.datum(k),
-            js::op_edn(h, t2),
-            js::op_edn(h, failed)
-        ),
-    }
+fn dirty_update_anomaly(k: KeyId, vs: &[ValId], failed: TxnId, t2: TxnId) -> Anomaly {
+    let vs = vs.to_vec();
+    Anomaly::new("dirty-update", move |h| {
+        (
+            json!({"key": js::key(h, k),
+                   "values": vs.iter().map(|&x| js::value(h, x)).collect::<Vec<_>>(),
+                   "txns": [js::op(h, failed), "...", js::op(h, t2)]}),
+            format!(
+                "On key {}, the committed transaction {} appended on top of a state written by the failed transaction {}",
+                h.keys.datum(k),
+                js::op_edn(h, t2),
+                js::op_edn(h, failed)
+            ),
+        )
+    })
 }
 
 /// Lost update: committed `txns` read the same state `read` of key `k` and
 /// all appended to it.
-fn lost_update_anomaly(h: &History, k: KeyId, read: Option<&[ValId]>, txns: &[TxnId]) -> Anomaly {
-    let value = match read {
-        Some(l) => Value::Array(l.iter().map(|&v| js::value(h, v)).collect()),
-        None => Value::Null,
-    };
-    Anomaly {
-        kind: "lost-update",
-        explanation: format!(
-            "{} transactions read the same state of key {} ({}) and each appended to it, so all but one update was lost: {}",
-            txns.len(),
-            h.keys.datum(k),
-            value,
-            txns.iter().map(|&t| js::op_edn(h, t)).collect::<Vec<_>>().join(", ")
-        ),
-        detail: json!({"key": js::key(h, k), "value": value,
-                       "txns": txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>()}),
-    }
+fn lost_update_anomaly(k: KeyId, read: Option<&[ValId]>, txns: &[TxnId]) -> Anomaly {
+    let read: Option<Box<[ValId]>> = read.map(Box::from);
+    let txns: Box<[TxnId]> = Box::from(txns);
+    Anomaly::new("lost-update", move |h| {
+        let value = match &read {
+            Some(l) => Value::Array(l.iter().map(|&v| js::value(h, v)).collect()),
+            None => Value::Null,
+        };
+        (
+            json!({"key": js::key(h, k), "value": value,
+                   "txns": txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>()}),
+            format!(
+                "{} transactions read the same state of key {} ({}) and each appended to it, so all but one update was lost: {}",
+                txns.len(),
+                h.keys.datum(k),
+                value,
+                txns.iter().map(|&t| js::op_edn(h, t)).collect::<Vec<_>>().join(", ")
+            ),
+        )
+    })
 }
 
 /// What a transaction expects a key to hold, from its own earlier reads and
@@ -1075,17 +1149,17 @@ fn internal(h: &History, t: TxnId) -> Option<Anomaly> {
                                 .collect(),
                         ),
                     };
-                    return Some(Anomaly {
-                        kind: "internal",
-                        explanation: format!(
+                    return Some(Anomaly::eager(
+                        "internal",
+                        json!({"op": js::op(h, t), "mop": js::mop(h, m), "expected": expected}),
+                        format!(
                             "{} read {}, but its own earlier reads and appends of {} imply {}",
                             js::op_edn(h, t),
                             js::mop_edn(h, m),
                             h.keys.datum(m.key),
                             expected
                         ),
-                        detail: json!({"op": js::op(h, t), "mop": js::mop(h, m), "expected": expected}),
-                    });
+                    ));
                 }
                 state.insert(m.key, Expected::Whole(read.to_vec()));
             }
@@ -1112,16 +1186,16 @@ fn future_read(h: &History, t: TxnId) -> Option<Anomaly> {
             (MopKind::Append, Observed::Scalar(v)) => {
                 if let Some(&ri) = seen.get(&(m.key, v)) {
                     let read: &Mop = &mops[ri];
-                    return Some(Anomaly {
-                        kind: "future-read",
-                        detail: json!({"op": js::op(h, t), "mop": js::mop(h, read), "element": js::value(h, v)}),
-                        explanation: format!(
+                    return Some(Anomaly::eager(
+                        "future-read",
+                        json!({"op": js::op(h, t), "mop": js::mop(h, read), "element": js::value(h, v)}),
+                        format!(
                             "{} read {}, which already contains {}, an element the same transaction appends only later",
                             js::op_edn(h, t),
                             js::mop_edn(h, read),
                             h.values.datum(v)
                         ),
-                    });
+                    ));
                 }
             }
             _ => {}
@@ -1176,16 +1250,16 @@ fn duplicate_elements(h: &History, check: &[bool]) -> Vec<Anomaly> {
             for &(e, c) in &dups {
                 map.insert(h.values.datum(e).to_string(), json!(c));
             }
-            out.push(Anomaly {
-                kind: "duplicate-elements",
-                detail: json!({"op": js::op(h, t), "mop": js::mop(h, m), "duplicates": map}),
-                explanation: format!(
+            out.push(Anomaly::eager(
+                "duplicate-elements",
+                json!({"op": js::op(h, t), "mop": js::mop(h, m), "duplicates": map}),
+                format!(
                     "{} read {}, which holds {} more than once, though every value is appended once",
                     js::op_edn(h, t),
                     js::mop_edn(h, m),
                     dups.iter().map(|&(e, _)| h.values.datum(e).to_string()).collect::<Vec<_>>().join(", ")
                 ),
-            });
+            ));
         }
     }
     out
@@ -1298,7 +1372,7 @@ mod tests {
         let h = history("{:index 0 :type :ok :process 0 :value [[:append :x 1] [:r :x [2]]]}");
         assert_eq!(kinds(&h), vec!["internal"]);
         let (inf, _) = infer(&h);
-        assert_eq!(inf.anomalies[0].detail["expected"], json!(["...", 1]));
+        assert_eq!(inf.anomalies[0].detail(&h)["expected"], json!(["...", 1]));
         let ok = history(
             "{:index 0 :type :ok :process 0 :value [[:r :x [5]] [:append :x 1] [:r :x [5 1]]]}",
         );
@@ -1333,7 +1407,7 @@ mod tests {
             .iter()
             .find(|a| a.kind == "incompatible-order")
             .expect("reported");
-        assert_eq!(a.detail["values"], json!([[1, 2], [2, 1]]));
+        assert_eq!(a.detail(&inc)["values"], json!([[1, 2], [2, 1]]));
     }
 
     #[test]
@@ -1409,7 +1483,7 @@ mod tests {
             for a in xs {
                 m.entry(a.kind)
                     .or_default()
-                    .push((a.detail.to_string(), a.explanation.clone()));
+                    .push((a.detail(h).to_string(), a.explanation(h)));
             }
             m
         };
@@ -1438,7 +1512,7 @@ mod tests {
             assert_eq!(many.edges, one.edges, "{threads} threads");
             let show = |xs: &[Anomaly]| -> Vec<(&str, String, String)> {
                 xs.iter()
-                    .map(|a| (a.kind, a.detail.to_string(), a.explanation.clone()))
+                    .map(|a| (a.kind, a.detail(h).to_string(), a.explanation(h)))
                     .collect()
             };
             assert_eq!(
@@ -1570,5 +1644,39 @@ mod tests {
             "lost-update",
         ];
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), all);
+    }
+
+    /// The in-place fast pass says "consistent" exactly when the full
+    /// internal and future-read checks find nothing.
+    #[test]
+    fn fast_self_consistency_pass_matches_the_full_checks() {
+        use proptest::strategy::{Strategy, ValueTree};
+        use proptest::test_runner::{Config, TestRunner};
+        let mut runner = TestRunner::new_with_rng(
+            Config::default(),
+            proptest::test_runner::TestRng::deterministic_rng(
+                proptest::test_runner::RngAlgorithm::ChaCha,
+            ),
+        );
+        let strategy = arb_history_edn();
+        let (mut clean, mut flagged) = (0, 0);
+        for _ in 0..3000 {
+            let edn = strategy.new_tree(&mut runner).expect("a history").current();
+            let h = history(&edn);
+            for t in 0..h.txns.len() as TxnId {
+                let fast = small_and_self_consistent(&h, h.mops(t));
+                let full = internal(&h, t).is_none() && future_read(&h, t).is_none();
+                assert_eq!(fast, full, "txn {t} of\n{edn}");
+                if fast {
+                    clean += 1;
+                } else {
+                    flagged += 1;
+                }
+            }
+        }
+        assert!(
+            clean > 1000 && flagged > 100,
+            "{clean} clean, {flagged} flagged"
+        );
     }
 }

@@ -7,7 +7,14 @@
 use crate::explain::json as js;
 use crate::graph::Rels;
 use crate::history::{History, KeyId, Mop, MopKind, Observed, Outcome, TxnId, ValId};
-use crate::workload::{Anomaly, Explain, Inference, Step};
+use crate::workload::{Explain, Inference, Step};
+
+/// The reference builds every anomaly eagerly, as it always did.
+struct Anomaly {
+    kind: &'static str,
+    detail: Value,
+    explanation: String,
+}
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Value};
 
@@ -90,6 +97,10 @@ pub fn infer(h: &History) -> (Inference, ListAppend<'_>) {
     anomalies.extend(duplicate_elements(h));
     anomalies.extend(dirty_updates(h));
     anomalies.extend(lost_updates(h));
+    let anomalies = anomalies
+        .into_iter()
+        .map(|a| crate::workload::Anomaly::eager(a.kind, a.detail, a.explanation))
+        .collect();
     (Inference { edges, anomalies }, la)
 }
 

@@ -30,6 +30,16 @@ fn committed(h: &History) -> impl Iterator<Item = TxnId> + '_ {
     (0..h.txns.len() as TxnId).filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
 }
 
+/// `t`'s micro-ops with their positions in `h.mops` (lazy anomalies keep
+/// the position, not a reference).
+fn mop_ids(h: &History, t: TxnId) -> impl Iterator<Item = (usize, &Mop)> {
+    let start = h.txns[t as usize].mops_start as usize;
+    h.mops(t)
+        .iter()
+        .enumerate()
+        .map(move |(i, m)| (start + i, m))
+}
+
 /// Internal consistency (Cerone et al.'s INT): a committed transaction read
 /// a key and got something other than what its own earlier read or write
 /// of that key says the key holds.
@@ -53,18 +63,18 @@ pub(crate) fn internal(h: &History) -> Vec<Anomaly> {
                     };
                     match state.insert(m.key, v) {
                         Some(expected) if expected != v => {
-                            out.push(Anomaly {
-                                kind: "internal",
-                                detail: json!({"op": js::op(h, t), "mop": js::mop(h, m),
+                            out.push(Anomaly::eager(
+                                "internal",
+                                json!({"op": js::op(h, t), "mop": js::mop(h, m),
                                                "expected": ver_json(h, expected)}),
-                                explanation: format!(
+                                format!(
                                     "{} read {}, but its own earlier read or write of {} says the key holds {}",
                                     js::op_edn(h, t),
                                     js::mop_edn(h, m),
                                     h.keys.datum(m.key),
                                     ver_text(h, expected)
                                 ),
-                            });
+                            ));
                             break;
                         }
                         _ => {}
@@ -105,24 +115,26 @@ pub(crate) fn g1a(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
     }
     let mut out = Vec::new();
     for t in committed(h) {
-        for m in h.mops(t) {
+        for (i, m) in mop_ids(h, t) {
             let (MopKind::Read, Observed::Scalar(v)) = (m.kind, m.value) else {
                 continue;
             };
             let Some(&w) = failed.get(&(m.key, v)) else {
                 continue;
             };
-            out.push(Anomaly {
-                kind: "G1a",
-                detail: json!({"op": js::op(h, t), "writer": js::op(h, w), "mop": js::mop(h, m)}),
-                explanation: format!(
-                    "{} read {}, but {} was written only by a transaction that failed: {}",
-                    js::op_edn(h, t),
-                    js::mop_edn(h, m),
-                    h.values.datum(v),
-                    js::op_edn(h, w)
-                ),
-            });
+            out.push(Anomaly::new("G1a", move |h| {
+                let m = &h.mops[i];
+                (
+                    json!({"op": js::op(h, t), "writer": js::op(h, w), "mop": js::mop(h, m)}),
+                    format!(
+                        "{} read {}, but {} was written only by a transaction that failed: {}",
+                        js::op_edn(h, t),
+                        js::mop_edn(h, m),
+                        h.values.datum(v),
+                        js::op_edn(h, w)
+                    ),
+                )
+            }));
         }
     }
     out
@@ -134,8 +146,10 @@ pub(crate) fn g1b(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
     // (key, value) → (writer, the value it wrote next)
     let mut intermediate: FxHashMap<(KeyId, ValId), (TxnId, Ver)> = FxHashMap::default();
     let mut last: FxHashMap<KeyId, ValId> = FxHashMap::default();
+    let mut overwritten: Vec<(KeyId, ValId, Ver)> = Vec::new();
     for t in 0..h.txns.len() as TxnId {
         last.clear();
+        overwritten.clear();
         for m in h.mops(t) {
             if m.kind != MopKind::Write {
                 continue;
@@ -143,11 +157,19 @@ pub(crate) fn g1b(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
             let v = write_ver(m.value);
             if let Some(prev) = last.insert(m.key, v) {
                 if prev != NIL {
-                    intermediate.insert((m.key, prev), (t, v));
+                    overwritten.push((m.key, prev, v));
                 }
             }
             if v == NIL {
                 last.remove(&m.key);
+            }
+        }
+        // A value the transaction wrote again last is its final write, not
+        // an intermediate one: reading it is fine (`[:w x 1] [:w x 1]`, or
+        // `[:w x 1] [:w x 2] [:w x 1]`).
+        for &(k, prev, next) in &overwritten {
+            if last.get(&k) != Some(&prev) {
+                intermediate.insert((k, prev), (t, next));
             }
         }
     }
@@ -156,7 +178,7 @@ pub(crate) fn g1b(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
     }
     let mut out = Vec::new();
     for t in committed(h) {
-        for m in h.mops(t) {
+        for (i, m) in mop_ids(h, t) {
             let (MopKind::Read, Observed::Scalar(v)) = (m.kind, m.value) else {
                 continue;
             };
@@ -173,19 +195,21 @@ pub(crate) fn g1b(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
             if w == t || other {
                 continue;
             }
-            out.push(Anomaly {
-                kind: "G1b",
-                detail: json!({"op": js::op(h, t), "writer": js::op(h, w), "mop": js::mop(h, m)}),
-                explanation: format!(
-                    "{} read {}, but {} was an intermediate write: its writer went on to write {} to {}: {}",
-                    js::op_edn(h, t),
-                    js::mop_edn(h, m),
-                    h.values.datum(v),
-                    ver_text(h, next),
-                    h.keys.datum(m.key),
-                    js::op_edn(h, w)
-                ),
-            });
+            out.push(Anomaly::new("G1b", move |h| {
+                let m = &h.mops[i];
+                (
+                    json!({"op": js::op(h, t), "writer": js::op(h, w), "mop": js::mop(h, m)}),
+                    format!(
+                        "{} read {}, but {} was an intermediate write: its writer went on to write {} to {}: {}",
+                        js::op_edn(h, t),
+                        js::mop_edn(h, m),
+                        h.values.datum(v),
+                        ver_text(h, next),
+                        h.keys.datum(m.key),
+                        js::op_edn(h, w)
+                    ),
+                )
+            }));
         }
     }
     out
@@ -234,22 +258,25 @@ pub(crate) fn lost_updates(rr: &RwRegister<'_>, amb: &Ambiguity) -> Vec<Anomaly>
     }
     let mut out = Vec::new();
     for (k, v) in order {
-        let txns = &groups[&(k, v)];
+        let Some(txns) = groups.remove(&(k, v)) else {
+            continue;
+        };
         if txns.len() < 2 {
             continue;
         }
-        out.push(Anomaly {
-            kind: "lost-update",
-            detail: json!({"key": js::key(h, k), "value": ver_json(h, v),
-                           "txns": txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>()}),
-            explanation: format!(
-                "{} committed transactions read key {} = {} and each wrote it, so all but one of their updates were lost: {}",
-                txns.len(),
-                h.keys.datum(k),
-                ver_text(h, v),
-                txns.iter().map(|&t| js::op_edn(h, t)).collect::<Vec<_>>().join(", ")
-            ),
-        });
+        out.push(Anomaly::new("lost-update", move |h| {
+            (
+                json!({"key": js::key(h, k), "value": ver_json(h, v),
+                       "txns": txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>()}),
+                format!(
+                    "{} committed transactions read key {} = {} and each wrote it, so all but one of their updates were lost: {}",
+                    txns.len(),
+                    h.keys.datum(k),
+                    ver_text(h, v),
+                    txns.iter().map(|&t| js::op_edn(h, t)).collect::<Vec<_>>().join(", ")
+                ),
+            )
+        }));
     }
     out
 }
@@ -285,15 +312,15 @@ pub(crate) fn future_reads(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
             }
         }
         let Some(m) = found else { continue };
-        out.push(Anomaly {
-            kind: "future-read",
-            detail: json!({"op": js::op(h, t), "mop": js::mop(h, m), "value": js::observed(h, m.value)}),
-            explanation: format!(
+        out.push(Anomaly::eager(
+            "future-read",
+            json!({"op": js::op(h, t), "mop": js::mop(h, m), "value": js::observed(h, m.value)}),
+            format!(
                 "{} read {}, a value that the same transaction writes only later",
                 js::op_edn(h, t),
                 js::mop_edn(h, m)
             ),
-        });
+        ));
     }
     out
 }
@@ -316,20 +343,22 @@ pub(crate) fn dirty_updates(rr: &RwRegister<'_>, amb: &Ambiguity) -> Vec<Anomaly
             let Some(&f) = failed.get(&(e.key, r)) else {
                 continue;
             };
-            out.push(Anomaly {
-                kind: "dirty-update",
-                detail: json!({"key": js::key(h, e.key),
-                               "values": [ver_json(h, r), ver_json(h, w)],
-                               "txns": [js::op(h, f), js::op(h, t)]}),
-                explanation: format!(
-                    "On key {}, the committed transaction {} read {}, written by the failed transaction {}, and wrote {} over it",
-                    h.keys.datum(e.key),
-                    js::op_edn(h, t),
-                    ver_text(h, r),
-                    js::op_edn(h, f),
-                    ver_text(h, w)
-                ),
-            });
+            let key = e.key;
+            out.push(Anomaly::new("dirty-update", move |h| {
+                (
+                    json!({"key": js::key(h, key),
+                           "values": [ver_json(h, r), ver_json(h, w)],
+                           "txns": [js::op(h, f), js::op(h, t)]}),
+                    format!(
+                        "On key {}, the committed transaction {} read {}, written by the failed transaction {}, and wrote {} over it",
+                        h.keys.datum(key),
+                        js::op_edn(h, t),
+                        ver_text(h, r),
+                        js::op_edn(h, f),
+                        ver_text(h, w)
+                    ),
+                )
+            }));
         }
     }
     out

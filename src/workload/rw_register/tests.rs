@@ -273,7 +273,7 @@ fn sequential_keys_cyclic_version_order() {
     let c = of_kind(&inf, "cyclic-versions");
     assert_eq!(c.len(), 1);
     assert_eq!(
-        c[0].detail,
+        c[0].detail(&h),
         serde_json::json!({"key": "x", "scc": [1, 2], "sources": ["initial-state", "sequential-keys"]})
     );
     // The cyclic source is set aside.
@@ -350,10 +350,12 @@ fn linearizable_keys_stale_read_is_cyclic_versions() {
     let c = of_kind(&inf, "cyclic-versions");
     assert_eq!(c.len(), 1);
     assert_eq!(
-        c[0].detail,
+        c[0].detail(&h),
         serde_json::json!({"key": "x", "scc": [1, 2], "sources": ["initial-state", "linearizable-keys"]})
     );
-    assert!(c[0].explanation.contains("1 < 2 < 1") || c[0].explanation.contains("2 < 1 < 2"));
+    assert!(
+        c[0].explanation(&h).contains("1 < 2 < 1") || c[0].explanation(&h).contains("2 < 1 < 2")
+    );
 }
 
 #[test]
@@ -376,7 +378,7 @@ fn cyclic_versions_sorted_as_elle_sorts_them() {
     let (inf, order) = run(&h, &lin);
     let got: Vec<_> = of_kind(&inf, "cyclic-versions")
         .iter()
-        .map(|a| a.detail["scc"].clone())
+        .map(|a| a.detail(&h)["scc"].clone())
         .collect();
     assert_eq!(
         got,
@@ -524,11 +526,11 @@ fn internal_reads_must_match_own_state() {
     let stale = H::default().ok(0, "rx1wx2rx1").build();
     let a = anomalies::internal(&stale);
     assert_eq!(a.len(), 1);
-    assert_eq!(a[0].detail["mop"], serde_json::json!(["r", "x", 1]));
-    assert_eq!(a[0].detail["expected"], serde_json::json!(2));
+    assert_eq!(a[0].detail(&stale)["mop"], serde_json::json!(["r", "x", 1]));
+    assert_eq!(a[0].detail(&stale)["expected"], serde_json::json!(2));
     let nil = H::default().ok(0, "rx_rx2").build();
     assert_eq!(
-        anomalies::internal(&nil)[0].detail["expected"],
+        anomalies::internal(&nil)[0].detail(&nil)["expected"],
         serde_json::Value::Null
     );
     // Only committed transactions count.
@@ -543,8 +545,8 @@ fn g1a_aborted_read() {
     let (inf, _) = run(&h, &opts());
     let a = of_kind(&inf, "G1a");
     assert_eq!(a.len(), 1);
-    assert_eq!(a[0].detail["writer"]["index"], 1);
-    assert_eq!(a[0].detail["mop"], serde_json::json!(["r", "x", 2]));
+    assert_eq!(a[0].detail(&h)["writer"]["index"], 1);
+    assert_eq!(a[0].detail(&h)["mop"], serde_json::json!(["r", "x", 2]));
 }
 
 #[test]
@@ -555,11 +557,30 @@ fn g1b_intermediate_read() {
     let (inf, _) = run(&h, &opts());
     let a = of_kind(&inf, "G1b");
     assert_eq!(a.len(), 1);
-    assert_eq!(a[0].detail["op"]["index"], 0);
-    assert_eq!(a[0].detail["writer"]["index"], 1);
+    assert_eq!(a[0].detail(&h)["op"]["index"], 0);
+    assert_eq!(a[0].detail(&h)["writer"]["index"], 1);
     // Reading one's own intermediate write is fine.
     let own = H::default().ok(0, "wx2rx2wx1").build();
     assert!(!kinds(&run(&own, &opts()).0).contains(&"G1b"));
+}
+
+/// A value the writer wrote again as its last write to the key is its
+/// final value: reading it is no intermediate read. (Elle counts every
+/// write but the last as intermediate; it assumes values never repeat, and
+/// on histories where they do, as when two writes store the same value,
+/// that would be a false alarm. Seen on MariaDB runs with small value
+/// domains.)
+#[test]
+fn g1b_ignores_a_value_written_again_last() {
+    for writes in ["wx1wx1", "wx1wx2wx1"] {
+        let h = H::default().ok(0, "rx1").ok(0, writes).build();
+        let (inf, _) = run(&h, &opts());
+        assert!(of_kind(&inf, "G1b").is_empty(), "{writes}");
+    }
+    // The middle value of 1, 2, 1 is still intermediate.
+    let h = H::default().ok(0, "rx2").ok(0, "wx1wx2wx1").build();
+    let (inf, _) = run(&h, &opts());
+    assert_eq!(of_kind(&inf, "G1b").len(), 1);
 }
 
 #[test]
@@ -573,9 +594,9 @@ fn lost_update_two_writers_read_the_same_version() {
     let (inf, _) = run(&h, &opts());
     let a = of_kind(&inf, "lost-update");
     assert_eq!(a.len(), 1);
-    assert_eq!(a[0].detail["key"], "x");
-    assert_eq!(a[0].detail["value"], 0);
-    assert_eq!(a[0].detail["txns"].as_array().unwrap().len(), 2);
+    assert_eq!(a[0].detail(&h)["key"], "x");
+    assert_eq!(a[0].detail(&h)["value"], 0);
+    assert_eq!(a[0].detail(&h)["txns"].as_array().unwrap().len(), 2);
     // A transaction that only reads does not take part.
     let h = H::default().ok(0, "rx0wx1").ok(1, "rx0").build();
     assert!(of_kind(&run(&h, &opts()).0, "lost-update").is_empty());

@@ -521,18 +521,18 @@ fn cyclic_anomaly(h: &History, c: &CyclicKey, sources: &[&'static str]) -> Anoma
         }
     };
     let cycle: Vec<String> = c.cycle.iter().map(|&v| text_ver(v)).collect();
-    Anomaly {
-        kind: "cyclic-versions",
-        detail: json!({
+    Anomaly::eager(
+        "cyclic-versions",
+        json!({
             "key": js::key(h, c.key),
             "scc": c.scc.iter().map(|&v| json_ver(v)).collect::<Vec<_>>(),
             "sources": sources,
         }),
-        explanation: format!(
+        format!(
             "The versions of key {} cannot be ordered: assuming {}, {} would each precede the next, around a cycle.",
             h.keys.datum(c.key),
             sources.join(", "),
             cycle.join(" < ")
         ),
-    }
+    )
 }
