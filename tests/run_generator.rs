@@ -181,6 +181,36 @@ fn duplicates_draw_values_from_the_domain() {
     );
 }
 
+/// Register writes draw from the domain too, so two transactions write the
+/// same value to a key (what MDEV-26642 needs; tests/mariadb_duplicates.rs).
+#[test]
+fn register_duplicates_repeat_across_transactions() {
+    let o = GenOptions {
+        workload: WorkloadKind::RwRegister,
+        duplicates: 1.0,
+        value_domain: 3,
+        key_count: 2,
+        max_txn_length: 2,
+        seed: 4,
+        ..Default::default()
+    };
+    // (key, value) → the transactions that wrote it.
+    let mut writers: HashMap<(u64, i64), HashSet<usize>> = HashMap::new();
+    for (t, txn) in gen(o, 300).into_iter().enumerate() {
+        for m in txn {
+            assert!(!matches!(m, Mop::Append(..)), "a register workload appends");
+            if let Mop::Write(k, v) = m {
+                assert!((1..=3).contains(&v), "value {v} outside the domain");
+                writers.entry((k, v)).or_default().insert(t);
+            }
+        }
+    }
+    assert!(
+        writers.values().any(|ts| ts.len() > 1),
+        "two transactions write the same value to a key"
+    );
+}
+
 #[test]
 fn zipf_follows_its_law() {
     let z = Zipf::new(10, 1.0);

@@ -189,8 +189,8 @@ pub struct CommonArgs {
     /// Write the HTML report (diagrams, timelines, text files) to this directory.
     #[arg(short = 'd', long)]
     pub directory: Option<PathBuf>,
-    /// Diagram format for --directory.
-    #[arg(short = 'p', long = "plot-format", default_value = "svg", value_parser = ["svg", "png"])]
+    /// Diagram format for --directory (no short form: `-p` is --processes).
+    #[arg(long = "plot-format", default_value = "svg", value_parser = ["svg", "png"])]
     pub plot_format: String,
     /// Record only; do not check.
     #[arg(long)]
