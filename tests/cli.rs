@@ -198,3 +198,50 @@ fn repeated_values_go_to_the_exact_duplicate_value_solver() {
     );
     assert_eq!(o.status.code(), Some(1));
 }
+
+/// `--solver-timeout` bounds the duplicate-value solver: at 0 ms a history
+/// with repeated values that needs a search is `unknown` (exit 3), and the
+/// note says which limit stopped it.
+#[test]
+fn solver_timeout_bounds_the_duplicate_value_solver() {
+    let dir = std::env::temp_dir().join(format!("isolde-cli-solver-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("h.jsonl");
+    let run = isolde(&[
+        "run",
+        "sim",
+        "-w",
+        "list-append",
+        "--duplicates",
+        "1",
+        "--value-domain",
+        "3",
+        "-n",
+        "2000",
+        "-p",
+        "10",
+        "-i",
+        "snapshot-isolation",
+        "-c",
+        "serializable",
+        "--seed",
+        "3",
+        "-o",
+        f.to_str().unwrap(),
+    ]);
+    assert!(f.exists(), "{}", String::from_utf8_lossy(&run.stderr));
+    let o = isolde(&[
+        "check",
+        "-x",
+        "-c",
+        "snapshot-isolation",
+        "--solver-timeout",
+        "0",
+        f.to_str().unwrap(),
+    ]);
+    let out = stdout(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    assert!(out.contains("valid? unknown"), "{out}");
+    assert!(out.contains("time limit"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

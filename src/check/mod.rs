@@ -37,6 +37,8 @@ pub struct CheckOptions {
     pub anomalies: Vec<String>,
     /// Bound on cycle search per SCC, in milliseconds.
     pub cycle_search_timeout_ms: u64,
+    /// Time limit of the duplicate-value solver per history, in milliseconds.
+    pub solver_timeout_ms: u64,
     /// Histories with repeated values: print the serial order (or SI commit
     /// order) that explains every read, for each level that holds.
     pub witness: bool,
@@ -62,6 +64,7 @@ impl Default for CheckOptions {
             models: None,
             anomalies: vec![],
             cycle_search_timeout_ms: 1000,
+            solver_timeout_ms: duplicates::Limits::default().time_ms,
             witness: false,
             sequential_keys: false,
             linearizable_keys: false,
@@ -317,7 +320,11 @@ fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
             options.anomalies.join(", ")
         ));
     }
-    let verdicts = duplicates::check_levels(h, &levels, &duplicates::Limits::default());
+    let limits = duplicates::Limits {
+        time_ms: options.solver_timeout_ms,
+        ..duplicates::Limits::default()
+    };
+    let verdicts = duplicates::check_levels(h, &levels, &limits);
     let mut json = duplicates::render_json(h, &verdicts, options.witness);
     let valid = if levels.is_empty() {
         Validity::Unknown

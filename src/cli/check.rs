@@ -53,6 +53,11 @@ pub struct CheckArgs {
     /// Results found when it is hit are lower bounds (reported as cycle-search-timeout).
     #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000)]
     pub cycle_search_timeout: u64,
+    /// Time limit of the duplicate-value solver (list-append histories whose
+    /// appended values repeat), in milliseconds per history; when it is hit
+    /// the verdict is unknown, with the reason.
+    #[arg(long = "solver-timeout", default_value_t = 30_000)]
+    pub solver_timeout: u64,
     /// Print the full result for each file as a JSON object (Elle's keys).
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -118,6 +123,7 @@ impl CheckArgs {
             models: Some(models),
             anomalies: list(&self.anomalies),
             cycle_search_timeout_ms: self.cycle_search_timeout,
+            solver_timeout_ms: self.solver_timeout,
             witness: self.witness,
             wfr_keys: self.wfr_keys,
             sequential_keys: self.sequential_keys,

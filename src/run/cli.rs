@@ -179,6 +179,10 @@ pub struct CommonArgs {
     /// Bound on cycle search per strongly connected component, in milliseconds.
     #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000)]
     pub cycle_search_timeout: u64,
+    /// Time limit of the duplicate-value solver (list-append with
+    /// --duplicates), in milliseconds; when hit, the verdict is unknown.
+    #[arg(long = "solver-timeout", default_value_t = 30_000)]
+    pub solver_timeout: u64,
     /// Print the full check result as JSON.
     #[arg(short = 'v', long)]
     pub verbose: bool,
@@ -313,6 +317,7 @@ impl CommonArgs {
             models: Some(models),
             anomalies: list(&self.anomalies),
             cycle_search_timeout_ms: self.cycle_search_timeout,
+            solver_timeout_ms: self.solver_timeout,
             ..Default::default()
         }
     }
@@ -548,7 +553,16 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     let verdict = match report.valid {
         Validity::True => format!("valid ({models})"),
         Validity::False => format!("INVALID ({models}): {}", report.anomaly_types.join(", ")),
-        Validity::Unknown => format!("unknown ({models}): {}", report.anomaly_types.join(", ")),
+        Validity::Unknown => {
+            // Why: the anomaly types (e.g. cycle-search-timeout), else the
+            // last note (e.g. the duplicate-value solver's time limit).
+            let why = if report.anomaly_types.is_empty() {
+                report.notes.last().cloned().unwrap_or_default()
+            } else {
+                report.anomaly_types.join(", ")
+            };
+            format!("unknown ({models}): {why}")
+        }
     };
     eprintln!("{summary}; {verdict}");
     let label = r.path.display().to_string();
