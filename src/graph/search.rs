@@ -397,7 +397,13 @@ fn build_local(g: &DepGraph, members: &[u32], order: &ExplainOrder, s: &mut Scra
         s.local_of[v as usize] = i as u32;
     }
     let mut off = Vec::with_capacity(members.len() + 1);
-    let (mut tgt, mut raw, mut ty) = (Vec::new(), Vec::new(), Vec::new());
+    // Out-degrees bound the local edge count: one allocation per array.
+    let bound: usize = members.iter().map(|&v| g.targets(v).len()).sum();
+    let (mut tgt, mut raw, mut ty) = (
+        Vec::with_capacity(bound),
+        Vec::with_capacity(bound),
+        Vec::with_capacity(bound),
+    );
     off.push(0);
     for &v in members {
         for (w, r) in g.out(v) {
