@@ -1613,16 +1613,19 @@ mod tests {
         })
     }
 
+    /// A proptest runner with a fixed seed: the same histories every run.
+    fn deterministic_runner() -> proptest::test_runner::TestRunner {
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        TestRunner::new_with_rng(
+            Config::default(),
+            TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+        )
+    }
+
     #[test]
     fn agrees_with_the_reference_on_random_histories() {
         use proptest::strategy::{Strategy, ValueTree};
-        use proptest::test_runner::{Config, TestRunner};
-        let mut runner = TestRunner::new_with_rng(
-            Config::default(),
-            proptest::test_runner::TestRng::deterministic_rng(
-                proptest::test_runner::RngAlgorithm::ChaCha,
-            ),
-        );
+        let mut runner = deterministic_runner();
         let strategy = arb_history_edn();
         let mut kinds: std::collections::BTreeSet<&str> = Default::default();
         for _ in 0..4000 {
@@ -1651,13 +1654,7 @@ mod tests {
     #[test]
     fn fast_self_consistency_pass_matches_the_full_checks() {
         use proptest::strategy::{Strategy, ValueTree};
-        use proptest::test_runner::{Config, TestRunner};
-        let mut runner = TestRunner::new_with_rng(
-            Config::default(),
-            proptest::test_runner::TestRng::deterministic_rng(
-                proptest::test_runner::RngAlgorithm::ChaCha,
-            ),
-        );
+        let mut runner = deterministic_runner();
         let strategy = arb_history_edn();
         let (mut clean, mut flagged) = (0, 0);
         for _ in 0..3000 {
