@@ -486,11 +486,14 @@ fn one_hundred_thousand_separate_cycles() {
     let found = r.json["anomalies"]["G2-item"].as_array().unwrap().len();
     assert_eq!(found as u64, pairs);
     r.assert_exact();
-    // Measured 5.4 s / 2.0 GB (release, 2 cores): every one of the 100,000
-    // cycles is explained and kept as JSON, which is allocation-heavy. The
-    // bound records today's cost, with headroom for a loaded CI machine;
-    // making findings cheaper is open work (see BENCHMARKS.md, Robustness).
-    r.assert_within(30.0, 4096.0);
+    eprintln!(
+        "100k separate cycles, -v: {:.2} s, {:?} MB",
+        r.secs, r.peak_mb
+    );
+    // Every one of the 100,000 cycles is explained and printed as JSON
+    // (`-v`). Measured after findings became lazy: see BENCHMARKS.md,
+    // "Robustness". The bound leaves headroom for a loaded CI machine.
+    r.assert_within(15.0, 1024.0);
 }
 
 /// One key, 100,000 appends in sequence; every 1,000th transaction also

@@ -162,6 +162,16 @@ fn run_case(dir: &Path, edn: &Path, overrides: &Value) -> Result<(), String> {
     let history = read_history_file(edn, None).map_err(|e| format!("{rel}: cannot read: {e}"))?;
     let report = check_history(&history, &options);
     let got = &report.to_json(&history);
+    // `-v` streams the same map, one finding at a time: same bytes.
+    let mut streamed = Vec::new();
+    report
+        .write_json(&history, &rel, &mut streamed)
+        .map_err(|e| format!("{rel}: {e}"))?;
+    let mut whole = got.clone();
+    whole["file"] = Value::String(rel.clone());
+    if streamed != serde_json::to_vec_pretty(&whole).unwrap() {
+        return Err(format!("{rel}: streamed -v output differs from to_json"));
+    }
 
     let (want, why) = match overrides.get(&rel) {
         Some(o) => (

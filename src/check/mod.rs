@@ -232,10 +232,93 @@ impl Report {
         Value::Object(out)
     }
 
+    /// Writes [`Report::to_json`] (plus `"file": label`) as pretty JSON,
+    /// rendering one anomaly at a time: printing a million findings never
+    /// holds them all as JSON at once. Same bytes as pretty-printing the map.
+    pub fn write_json(
+        &self,
+        h: &History,
+        label: &str,
+        out: &mut impl std::io::Write,
+    ) -> serde_json::Result<()> {
+        if let Some(j) = &self.prebuilt {
+            let mut j = j.clone();
+            if let Value::Object(m) = &mut j {
+                m.insert("file".into(), json!(label));
+            }
+            return serde_json::to_writer_pretty(out, &j);
+        }
+        serde_json::to_writer_pretty(out, &Streamed { r: self, h, label })
+    }
+
     /// Histories with repeated values, with `--witness`: the order that
     /// explains every read, per level that holds.
     pub fn witness(&self) -> Option<&Map<String, Value>> {
         self.prebuilt.as_ref()?.get("witness")?.as_object()
+    }
+}
+
+/// [`Report::to_json`] with a `"file"` key, serialized lazily.
+struct Streamed<'a> {
+    r: &'a Report,
+    h: &'a History,
+    label: &'a str,
+}
+
+/// The `"anomalies"` map, each finding rendered as it is written.
+struct StreamedAnomalies<'a>(&'a Report, &'a History);
+
+/// One type's findings.
+struct StreamedFindings<'a>(&'a [Finding], &'a History);
+
+impl serde::Serialize for StreamedFindings<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for f in self.0 {
+            seq.serialize_element(&f.detail_explained(self.1))?;
+        }
+        seq.end()
+    }
+}
+
+impl serde::Serialize for StreamedAnomalies<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        // In `anomaly_types` order, as `to_json` inserts them.
+        let types = &self.0.anomaly_types;
+        let mut m = s.serialize_map(None)?;
+        for t in types {
+            if t == model::anomaly::EMPTY_TRANSACTION_GRAPH {
+                m.serialize_entry(t, &true)?;
+            } else if let Some(fs) = self.0.anomalies.get(t) {
+                m.serialize_entry(t, &StreamedFindings(fs, self.1))?;
+            }
+        }
+        m.end()
+    }
+}
+
+impl serde::Serialize for Streamed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.r;
+        let found = r.valid != Validity::True || !r.anomaly_types.is_empty();
+        // Keys in `to_json`'s order (serde_json keeps insertion order here),
+        // then "file", as the CLI always printed it.
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("valid?", &r.valid)?;
+        if found {
+            m.serialize_entry("anomaly-types", &r.anomaly_types)?;
+            m.serialize_entry("anomalies", &StreamedAnomalies(r, self.h))?;
+            m.serialize_entry("not", &r.not)?;
+            m.serialize_entry("also-not", &r.also_not)?;
+        }
+        if !r.notes.is_empty() {
+            m.serialize_entry("notes", &r.notes)?;
+        }
+        m.serialize_entry("file", self.label)?;
+        m.end()
     }
 }
 

@@ -209,11 +209,10 @@ pub fn print_result(
     explain: bool,
 ) -> anyhow::Result<()> {
     if verbose {
-        let mut json = report.to_json(history);
-        if let serde_json::Value::Object(m) = &mut json {
-            m.insert("file".into(), serde_json::json!(label));
-        }
-        writeln!(out, "{}", serde_json::to_string_pretty(&json)?)?;
+        let mut w = std::io::BufWriter::new(&mut *out);
+        report.write_json(history, label, &mut w)?;
+        writeln!(w)?;
+        w.flush()?;
     } else if explain {
         writeln!(
             out,
