@@ -3,7 +3,9 @@
 //! simulated serializable database and two broken ones (snapshot isolation,
 //! lost update).
 //!
-//! Usage: `cargo bench --bench duplicates -- [left|right|all] [--quick] [--save DIR] [--level NAME]...`
+//! Usage: `cargo bench --bench duplicates -- [left|right|all] [--quick] [--save DIR] [--level NAME]... [--time-ms N] [--exact]`
+//! (`--exact`: the exact solver alone, without the replays and real-time windows),
+//! or `... -- --file PATH...` to check saved histories (e.g. from `--save`).
 //! Prints one Markdown table row per history and level.
 
 use isolde::history::read::read_history;
@@ -19,7 +21,7 @@ fn db_name(db: Db) -> &'static str {
     }
 }
 
-fn run(label: &str, p: &Params, save: Option<&str>, levels: &[Level]) {
+fn run(label: &str, p: &Params, save: Option<&str>, levels: &[Level], limits: &Limits) {
     let t = Instant::now();
     let edn = generate(p);
     let gen_ms = t.elapsed().as_secs_f64() * 1e3;
@@ -32,26 +34,27 @@ fn run(label: &str, p: &Params, save: Option<&str>, levels: &[Level]) {
         );
         let _ = std::fs::write(name, &edn);
     }
+    check_text(label, db_name(p.db), &edn, gen_ms, levels, limits);
+}
+
+/// Parses and checks one history at each level, one table row per level.
+fn check_text(label: &str, db: &str, edn: &str, gen_ms: f64, levels: &[Level], limits: &Limits) {
     let t = Instant::now();
     let h = match read_history(edn.as_bytes(), "bench", None) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("generated history does not parse: {e}");
+            eprintln!("{label}: history does not parse: {e}");
             return;
         }
     };
     let parse_ms = t.elapsed().as_secs_f64() * 1e3;
     let ops: u32 = h.txns.iter().map(|t| t.mops_len).sum();
-    let limits = Limits {
-        time_ms: 60_000,
-        ..Limits::default()
-    };
     for &level in levels {
-        let v = check_duplicates(&h, level, &limits);
+        let v = check_duplicates(&h, level, limits);
         let s = v.stats;
         println!(
             "| {label} | {} | {} | {} | {} | {} | {:.0} | {:.0}/{:.0}/{:.0}/{:.0} | {} | {} | {} | {} | {} | {:.0} / {:.0} |",
-            db_name(p.db),
+            db,
             h.txns.len(),
             ops,
             level.name(),
@@ -105,14 +108,44 @@ fn main() {
             Level::SnapshotIsolation,
         ];
     }
-    let names: Vec<&str> = levels.iter().map(|l| l.name()).collect();
-    let which = args
+    let value_of = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+    };
+    let limits = Limits {
+        time_ms: value_of("--time-ms")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(60_000),
+        // --exact: no replay, no real-time windows: the exact solver alone.
+        witness_first: !args.iter().any(|a| a == "--exact"),
+        ..Limits::default()
+    };
+    let positional: Vec<&str> = args
         .iter()
-        .find(|a| !a.starts_with("--") && Some(a.as_str()) != save && !names.contains(&a.as_str()))
-        .map(String::as_str)
-        .unwrap_or("all");
+        .enumerate()
+        .filter(|(i, a)| {
+            !a.starts_with("--")
+                && (*i == 0 || !matches!(args[i - 1].as_str(), "--save" | "--level" | "--time-ms"))
+        })
+        .map(|(_, a)| a.as_str())
+        .collect();
+    let files = args.iter().any(|a| a == "--file");
+    let which = if files {
+        "files"
+    } else {
+        positional.first().copied().unwrap_or("all")
+    };
     println!("| workload | database | txns | micro-ops | level | valid? | check ms | build/forced/prune/SAT ms | ambiguous keys | choice vars | open after propagation | SAT clauses | conflicts | generate / parse ms |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    if files {
+        for path in &positional {
+            match std::fs::read_to_string(path) {
+                Ok(edn) => check_text(path, "file", &edn, 0.0, &levels, &limits),
+                Err(e) => eprintln!("{path}: {e}"),
+            }
+        }
+    }
     if which == "left" || which == "all" {
         let sizes: &[u32] = if quick {
             &[1000]
@@ -125,6 +158,7 @@ fn main() {
                 &Params::paper_left(n, Db::Serializable, 7),
                 save,
                 &levels,
+                &limits,
             );
         }
         let n = *sizes.last().unwrap_or(&1000);
@@ -134,6 +168,7 @@ fn main() {
                 &Params::paper_left(n, db, 7),
                 save,
                 &levels,
+                &limits,
             );
         }
     }
@@ -148,14 +183,20 @@ fn main() {
             if quick {
                 p.txns = 2000;
             }
-            run(&format!("right dup={:.0}%", d * 100.0), &p, save, &levels);
+            run(
+                &format!("right dup={:.0}%", d * 100.0),
+                &p,
+                save,
+                &levels,
+                &limits,
+            );
         }
         for db in [Db::SnapshotIsolation, Db::LostUpdate] {
             let mut p = Params::paper_right(1.0, db, 11);
             if quick {
                 p.txns = 2000;
             }
-            run("right dup=100%", &p, save, &levels);
+            run("right dup=100%", &p, save, &levels, &limits);
         }
     }
 }

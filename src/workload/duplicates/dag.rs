@@ -9,6 +9,14 @@
 
 /// Who added an edge: a solver literal (`u32` code) or nobody (forced).
 pub const FORCED: u32 = u32::MAX;
+/// Why [`Dag::add_within`] did not add an edge.
+#[derive(Debug)]
+pub enum Refused {
+    /// It would close this cycle (edges `(from, to, tag)`, the new one first).
+    Cycle(Vec<(u32, u32, u32)>),
+    /// Keeping the order would have cost more than the limit.
+    TooFar,
+}
 
 #[derive(Clone, Debug, Default)]
 pub struct Dag {
@@ -81,40 +89,65 @@ impl Dag {
     /// cycle is returned as its edges `(from, to, tag)`, starting with the
     /// new one.
     pub fn add(&mut self, a: u32, b: u32, tag: u32) -> Result<(), Vec<(u32, u32, u32)>> {
+        match self.add_within(a, b, tag, usize::MAX) {
+            Ok(()) => Ok(()),
+            Err(Refused::Cycle(c)) => Err(c),
+            Err(Refused::TooFar) => unreachable!("no bound"),
+        }
+    }
+
+    /// [`Dag::add`], but refusing (and changing nothing) when keeping the
+    /// order would look at more than `limit` nodes and edges (a barrier
+    /// many transactions read from has thousands of edges).
+    pub fn add_within(&mut self, a: u32, b: u32, tag: u32, limit: usize) -> Result<(), Refused> {
         if a == b {
-            return Err(vec![(a, b, tag)]);
+            return Err(Refused::Cycle(vec![(a, b, tag)]));
         }
         let (oa, ob) = (self.ord[a as usize], self.ord[b as usize]);
         if oa > ob {
-            // Forward from b among nodes ordered before a.
+            // Forward from b among nodes ordered before a, breadth first:
+            // if it meets a, the parents give a shortest cycle (a short
+            // cycle makes a short, strong learnt clause).
             let s = self.bump();
             self.fwd.clear();
-            self.stack.clear();
-            self.stack.push(b);
+            self.fwd.push(b);
             self.mark[b as usize] = s;
             self.parent[b as usize] = u32::MAX;
-            while let Some(v) = self.stack.pop() {
-                self.fwd.push(v);
-                for i in 0..self.out[v as usize].len() {
-                    let (w, _) = self.out[v as usize][i];
+            let mut i = 0;
+            let mut work = 0usize;
+            while i < self.fwd.len() {
+                let v = self.fwd[i];
+                i += 1;
+                work += 1 + self.out[v as usize].len();
+                if work > limit {
+                    return Err(Refused::TooFar);
+                }
+                for j in 0..self.out[v as usize].len() {
+                    let (w, _) = self.out[v as usize][j];
                     if w == a {
-                        return Err(self.shortest(a, b, tag, oa));
+                        self.parent[a as usize] = v;
+                        return Err(Refused::Cycle(self.cycle(a, b, tag)));
                     }
                     let ow = self.ord[w as usize];
                     if ow < oa && self.mark[w as usize] != s {
                         self.mark[w as usize] = s;
                         self.parent[w as usize] = v;
-                        self.stack.push(w);
+                        self.fwd.push(w);
                     }
                 }
             }
             // Backward from a among nodes ordered after b.
             let s2 = self.bump();
             self.bwd.clear();
+            self.stack.clear();
             self.stack.push(a);
             self.mark[a as usize] = s2;
             while let Some(v) = self.stack.pop() {
                 self.bwd.push(v);
+                work += 1 + self.inn[v as usize].len();
+                if work > limit {
+                    return Err(Refused::TooFar);
+                }
                 for i in 0..self.inn[v as usize].len() {
                     let w = self.inn[v as usize][i];
                     if self.ord[w as usize] > ob && self.mark[w as usize] != s2 {
@@ -129,35 +162,6 @@ impl Dag {
         self.inn[b as usize].push(a);
         self.log.push((a, b));
         Ok(())
-    }
-
-    /// The shortest cycle `a → b ⇝ a`: a breadth-first search from `b`
-    /// among nodes ordered before `a` (a short cycle makes a short, strong
-    /// learnt clause).
-    fn shortest(&mut self, a: u32, b: u32, tag: u32, oa: u32) -> Vec<(u32, u32, u32)> {
-        let s = self.bump();
-        self.stack.clear();
-        self.stack.push(b);
-        self.mark[b as usize] = s;
-        self.parent[b as usize] = u32::MAX;
-        let mut i = 0;
-        while i < self.stack.len() {
-            let v = self.stack[i];
-            i += 1;
-            for j in 0..self.out[v as usize].len() {
-                let (w, _) = self.out[v as usize][j];
-                if w == a {
-                    self.parent[a as usize] = v;
-                    return self.cycle(a, b, tag);
-                }
-                if self.ord[w as usize] < oa && self.mark[w as usize] != s {
-                    self.mark[w as usize] = s;
-                    self.parent[w as usize] = v;
-                    self.stack.push(w);
-                }
-            }
-        }
-        vec![(a, b, tag)]
     }
 
     /// The cycle `a → b ⇝ a` found by a search (parents set).
@@ -197,6 +201,14 @@ impl Dag {
             self.ord[v as usize] = slots[i];
             self.at[slots[i] as usize] = v;
         }
+    }
+
+    /// Every edge `(from, to, tag)` in the graph.
+    pub fn all_edges(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+        self.out
+            .iter()
+            .enumerate()
+            .flat_map(|(a, es)| es.iter().map(move |&(b, t)| (a as u32, b, t)))
     }
 
     /// The current topological order, first to last.
@@ -349,6 +361,26 @@ mod tests {
         assert!(d.add(2, 0, 2).is_err());
         d.undo_to(m);
         assert!(d.add(2, 0, 2).is_ok());
+    }
+
+    #[test]
+    fn an_edge_too_costly_to_order_is_refused_and_changes_nothing() {
+        // 0 → 1 → 2 with 3 first in the order: 2 → 3 moves 3 after 2.
+        let mut d = Dag::with_order(&[0, 1, 2, 3]);
+        d.add(0, 1, 0).unwrap();
+        d.add(1, 2, 1).unwrap();
+        let mut e = Dag::with_order(&[3, 0, 1, 2]);
+        e.add(0, 1, 0).unwrap();
+        e.add(1, 2, 1).unwrap();
+        assert!(matches!(e.add_within(2, 3, 2, 1), Err(Refused::TooFar)));
+        assert_eq!(e.edges(), 2);
+        assert_eq!(e.order(), &[3, 0, 1, 2]);
+        // With room enough it reorders, or finds the cycle.
+        e.add_within(2, 3, 2, 8).unwrap();
+        assert!(matches!(e.add_within(3, 0, 3, 0), Err(Refused::TooFar)));
+        assert!(matches!(e.add_within(3, 0, 3, 8), Err(Refused::Cycle(c)) if c.len() == 4));
+        // An edge that agrees with the order costs nothing, so no limit applies.
+        d.add_within(2, 3, 2, 0).unwrap();
     }
 
     #[test]

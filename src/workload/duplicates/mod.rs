@@ -10,13 +10,19 @@
 //! induces is acyclic ([`solve`]). The pipeline, cheapest first:
 //! 1. contradictions visible in the reads alone (a read no sequence of whole
 //!    blocks spells, reads that are not prefixes of one another, ...);
-//! 2. a replay of a serial execution in real-time order ([`replay`]): most
-//!    valid histories end here;
-//! 3. propagation of forced choices (keys with unique values are decided
-//!    here, as in Elle), a cycle search in the forced graph, pruning of
-//!    places that would close a cycle through it, the replay again;
-//! 4. a CDCL SAT solver (`batsat`) whose theory keeps the induced graph
-//!    acyclic incrementally.
+//! 2. replays that look for a witness without search: for snapshot
+//!    isolation, commits in completion order ([`snapshot`]); for every
+//!    level, a serial execution guided by real time ([`replay`]). Most valid
+//!    histories end here;
+//! 3. the solver, for strict serializability, among the places real-time
+//!    windows leave ([`windows`]: a few percent of them on histories from
+//!    real runs); below strict, with windows relaxed where real time is
+//!    contradicted. Only a witness is taken from these attempts;
+//! 4. the exact solver: propagation of forced choices (keys with unique
+//!    values are decided here, as in Elle), a cycle search in the forced
+//!    graph, pruning of places that would close a cycle through it, the
+//!    replay again, and a CDCL SAT solver (`batsat`) whose theory keeps the
+//!    induced graph acyclic incrementally.
 //!
 //! Verdicts are exact: "valid" only with a witness replayed by [`witness`],
 //! "invalid" only from a contradiction or a cycle no choice avoids, and a
@@ -26,7 +32,9 @@ pub mod dag;
 pub mod gen;
 pub mod problem;
 pub mod replay;
+pub mod snapshot;
 pub mod solve;
+pub mod windows;
 pub mod witness;
 
 use crate::explain::json as js;
@@ -84,6 +92,13 @@ pub struct Limits {
     pub max_alternatives: usize,
     /// Keys with at least this many open choices get reachability pruning.
     pub prune_threshold: usize,
+    /// Most nodes and edges the acyclicity theory looks at to add one edge
+    /// at once; a costlier edge is checked when every choice is made.
+    pub reorder_limit: usize,
+    /// Look for a witness by replay and among real-time windows before the
+    /// exact solver (off: the exact solver decides everything, as tests of
+    /// its completeness want).
+    pub witness_first: bool,
 }
 
 impl Default for Limits {
@@ -93,6 +108,8 @@ impl Default for Limits {
             max_vars: 20_000_000,
             max_alternatives: 256,
             prune_threshold: 8,
+            reorder_limit: 1024,
+            witness_first: true,
         }
     }
 }
@@ -160,6 +177,7 @@ fn verdict(level: Level, valid: Validity, reason: String) -> DupVerdict {
 }
 
 fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
+    let t0 = Instant::now();
     let keys = match problem::extract(h, limits.max_alternatives) {
         Ok(k) => k,
         Err(problem::Extract::Contradiction(c)) => {
@@ -176,48 +194,53 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
             return verdict(level, Validity::Unknown, m)
         }
     };
-    // Fast path: replay a serial execution (serializable implies snapshot
-    // isolation, so it serves all three levels).
-    let strict = level == Level::StrictSerializable;
-    if let Some(order) = replay::replay_serial(h, &keys, strict, None) {
-        let snaps = (level == Level::SnapshotIsolation)
-            .then(|| (0..order.len() as u32).collect::<Vec<_>>());
-        let replayed = match &snaps {
-            Some(sp) => witness::check_si(h, &order, sp),
-            None => witness::check_serial(h, &order, strict),
-        };
-        if replayed.is_ok() {
-            let mut v = verdict(
-                level,
-                Validity::True,
-                format!(
-                    "a serial order of {} committed transactions explains every read",
-                    order.len()
-                ),
-            );
-            v.witness = Some(order);
-            v.snapshots = snaps;
-            v.stats.keys = keys.len();
+    // The time limit covers every search for a witness, replays included.
+    if t0.elapsed().as_millis() as u64 >= limits.time_ms {
+        return verdict(
+            level,
+            Validity::Unknown,
+            format!(
+                "the time limit ({} ms) was reached before any search",
+                limits.time_ms
+            ),
+        );
+    }
+    if limits.witness_first {
+        if let Some(v) = fast_path(h, level, &keys) {
+            return v;
+        }
+        if let Some(v) = windowed(h, level, &keys, limits) {
             return v;
         }
     }
-    let mut s = solve::Solver::new(h, level, &keys, limits);
+    let rest = Limits {
+        time_ms: limits
+            .time_ms
+            .saturating_sub(t0.elapsed().as_millis() as u64),
+        ..limits.clone()
+    };
+    let mut s = solve::Solver::new(h, level, &keys, &rest);
     let out = s.run();
-    let stats = s.stats;
-    let mut v = match out {
-        solve::Outcome2::Serial(order) => {
-            let nodes: Vec<u32> = if level == Level::SnapshotIsolation {
-                order.iter().flat_map(|&t| [2 * t, 2 * t + 1]).collect()
-            } else {
-                order.clone()
-            };
-            let mut committed = vec![false; h.txns.len()];
-            for &t in &order {
-                committed[t as usize] = true;
-            }
-            witness_from(h, level, &nodes, &committed)
+    let mut v = solver_verdict(h, level, out);
+    v.stats = s.stats;
+    v
+}
+
+/// The verdict for what the solver found, a witness replayed first.
+fn solver_verdict(h: &History, level: Level, out: solve::Outcome2) -> DupVerdict {
+    match out {
+        solve::Outcome2::Serial(order) => serial_verdict(h, level, order),
+        solve::Outcome2::Valid { order, committed } if level == Level::SnapshotIsolation => {
+            witness_from(h, level, &order, &committed)
         }
-        solve::Outcome2::Valid { order, committed } => witness_from(h, level, &order, &committed),
+        solve::Outcome2::Valid { order, committed } => serial_verdict(
+            h,
+            level,
+            order
+                .into_iter()
+                .filter(|&t| committed[t as usize])
+                .collect(),
+        ),
         solve::Outcome2::Invalid(f) => {
             let mut v = verdict(
                 level,
@@ -233,9 +256,138 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
             v
         }
         solve::Outcome2::Unknown(m) => verdict(level, Validity::Unknown, m),
+    }
+}
+
+/// A serial order of committed transactions as a witness for `level`
+/// (under snapshot isolation each one starts right after the previous
+/// commit), replayed; `unknown` if it does not replay.
+fn serial_verdict(h: &History, level: Level, order: Vec<TxnId>) -> DupVerdict {
+    let snaps =
+        (level == Level::SnapshotIsolation).then(|| (0..order.len() as u32).collect::<Vec<_>>());
+    replayed_verdict(h, level, order, snaps)
+}
+
+/// `level` holds if `order` (with `snaps`, the snapshot of each commit, for
+/// snapshot isolation) replays; otherwise `unknown`: a witness that does
+/// not replay is a solver bug, never a verdict.
+fn replayed_verdict(
+    h: &History,
+    level: Level,
+    order: Vec<TxnId>,
+    snaps: Option<Vec<u32>>,
+) -> DupVerdict {
+    let replayed = match &snaps {
+        Some(sp) => witness::check_si(h, &order, sp),
+        None => witness::check_serial(h, &order, level == Level::StrictSerializable),
     };
-    v.stats = stats;
-    v
+    match replayed {
+        Ok(()) => {
+            let mut v = verdict(
+                level,
+                Validity::True,
+                format!(
+                    "an order of {} committed transactions explains every read",
+                    order.len()
+                ),
+            );
+            v.witness = Some(order);
+            v.snapshots = snaps;
+            v
+        }
+        Err(e) => verdict(
+            level,
+            Validity::Unknown,
+            format!("internal: the solver's witness does not replay ({e})"),
+        ),
+    }
+}
+
+/// A witness found by the solver among the places real-time windows leave:
+/// far fewer choices, and a history from a real run usually has one. First
+/// for strict serializability (which implies the other two levels) within
+/// exact windows; failing that, below strict, within windows that drop real
+/// time where it is contradicted (a stale read): for serializability, then
+/// (for snapshot isolation) for snapshot isolation itself. Only a witness
+/// is taken from these attempts, each with a sixth of the time; anything
+/// else leaves the question to the exact solver.
+fn windowed(
+    h: &History,
+    level: Level,
+    keys: &[problem::KeyFacts],
+    limits: &Limits,
+) -> Option<DupVerdict> {
+    if !h.has_invocations {
+        return None;
+    }
+    let budget = Limits {
+        time_ms: limits.time_ms / 6,
+        ..limits.clone()
+    };
+    let attempt = |w: &windows::Windows, as_level: Level| -> Option<DupVerdict> {
+        let mut s = solve::Solver::new(h, as_level, keys, &budget).with_windows(w);
+        let out = s.run();
+        if !matches!(
+            out,
+            solve::Outcome2::Serial(_) | solve::Outcome2::Valid { .. }
+        ) {
+            return None;
+        }
+        let mut v = solver_verdict(h, level, out);
+        v.stats = s.stats;
+        (v.valid == Validity::True).then_some(v)
+    };
+    let exact = windows::Windows::realtime(h, keys, 8);
+    if let Some(w) = &exact {
+        if let Some(v) = attempt(w, Level::StrictSerializable) {
+            return Some(v);
+        }
+    }
+    if level == Level::StrictSerializable {
+        return None;
+    }
+    let w = match exact {
+        Some(w) => w,
+        None => {
+            let w = windows::Windows::relaxed(h, keys, 8, 8)?;
+            if let Some(v) = attempt(&w, Level::Serializable) {
+                return Some(v);
+            }
+            w
+        }
+    };
+    if level == Level::SnapshotIsolation {
+        return attempt(&w, Level::SnapshotIsolation);
+    }
+    None
+}
+
+/// A witness found without search, if a replay finds one: for snapshot
+/// isolation first commits in completion order, then (for every level) a
+/// serial execution, since serializable implies snapshot isolation.
+fn fast_path(h: &History, level: Level, keys: &[problem::KeyFacts]) -> Option<DupVerdict> {
+    if level == Level::SnapshotIsolation {
+        if let Some((order, snaps)) = snapshot::replay_si(h, keys) {
+            if witness::check_si(h, &order, &snaps).is_ok() {
+                let mut v = verdict(
+                    level,
+                    Validity::True,
+                    format!(
+                        "a commit order of {} transactions explains every read",
+                        order.len()
+                    ),
+                );
+                v.witness = Some(order);
+                v.snapshots = Some(snaps);
+                v.stats.keys = keys.len();
+                return Some(v);
+            }
+        }
+    }
+    let order = replay::replay_serial(h, keys, level == Level::StrictSerializable, None)?;
+    let mut v = serial_verdict(h, level, order);
+    v.stats.keys = keys.len();
+    (v.valid == Validity::True).then_some(v)
 }
 
 /// Turns the solver's node order into a witness and replays it.
@@ -266,30 +418,7 @@ fn witness_from(h: &History, level: Level, order: &[u32], committed: &[bool]) ->
             None,
         )
     };
-    let replay = match &snaps {
-        Some(sp) => witness::check_si(h, &commits, sp),
-        None => witness::check_serial(h, &commits, level == Level::StrictSerializable),
-    };
-    match replay {
-        Ok(()) => {
-            let mut v = verdict(
-                level,
-                Validity::True,
-                format!(
-                    "an order of {} committed transactions explains every read",
-                    commits.len()
-                ),
-            );
-            v.witness = Some(commits);
-            v.snapshots = snaps;
-            v
-        }
-        Err(e) => verdict(
-            level,
-            Validity::Unknown,
-            format!("internal: the solver's witness does not replay ({e})"),
-        ),
-    }
+    replayed_verdict(h, level, commits, snaps)
 }
 
 /// Checks several levels, reusing what one verdict implies for another:

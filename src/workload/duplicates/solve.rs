@@ -13,18 +13,26 @@
 //! (and before `S(p)`, as a reader). A block that nobody saw sits after
 //! `S(n)`. Under SI a transaction has a start node (its reads) and a commit
 //! node (its appends): reads between `C(c)` and `S(c)`, a block after
-//! `C(p)` (start) and `S(p)` (commit), before `C(e)` (commit). Given which block fills which place, a serial order (or SI
-//! execution) exists iff this graph is acyclic (Theorem 3.1 of Cai et al.,
-//! lifted to whole blocks).
+//! `C(p)` (start) and `S(p)` (commit), before `C(e)` (commit). Given which
+//! block fills which place, a serial order (or SI execution) exists iff
+//! this graph is acyclic (Theorem 3.1 of Cai et al., lifted to whole
+//! blocks).
 //!
 //! Steps: propagate what is forced (unique keys are decided here, as in
 //! Elle), build the forced graph and look for a cycle in it, prune places
-//! that would close a cycle through the forced graph, then hand what stays
-//! open to a CDCL SAT solver (`batsat`) whose theory keeps the induced graph
-//! acyclic incrementally and turns each cycle into a learnt clause.
+//! that would close a cycle through the forced graph, replay among the
+//! places left, then hand what stays open to a CDCL SAT solver (`batsat`)
+//! whose theory keeps the induced graph acyclic incrementally and turns
+//! each cycle into a learnt clause. The solver starts from the replay: its
+//! places as phases, its order as the theory's topological order, so that
+//! the edges it adds mostly agree with the order and cost nothing. The
+//! variables of the encoding's decision diagrams are not decided on (unit
+//! propagation from the choices sets them); deciding on them made the
+//! search wander (thousands of conflicts where tens suffice).
 
-use super::dag::{self, Dag, FORCED};
+use super::dag::{self, Dag, Refused, FORCED};
 use super::problem::{BinKind, KeyFacts, Names};
+use super::windows::Windows;
 use super::{Level, Limits};
 use crate::history::{History, Outcome, TxnId};
 use batsat::{lbool, Callbacks, Lit, SolverInterface, Theory, TheoryArg};
@@ -161,6 +169,8 @@ pub struct Solver<'a> {
     bin_places: Vec<Vec<Vec<u32>>>,
     /// Per key, per segment: its alternative variables (empty if one).
     seg_alts: Vec<Vec<Vec<u32>>>,
+    /// Places real time leaves possible; the others are not built.
+    windows: Option<&'a Windows>,
     pub stats: Stats,
 }
 
@@ -200,11 +210,20 @@ impl<'a> Solver<'a> {
             queue: Vec::new(),
             bin_places: Vec::new(),
             seg_alts: Vec::new(),
+            windows: None,
             stats: Stats {
                 keys: keys.len(),
                 ..Stats::default()
             },
         }
+    }
+
+    /// Builds only the places `w` allows (real-time windows: exact for
+    /// strict serializability, a guess for the other levels, where the
+    /// caller only trusts a witness).
+    pub fn with_windows(mut self, w: &'a Windows) -> Self {
+        self.windows = Some(w);
+        self
     }
 
     fn st(&self, t: TxnId) -> u32 {
@@ -419,6 +438,12 @@ impl<'a> Solver<'a> {
                             vec![Vec::new(); (bin.end - bin.start) as usize];
                         for &w in &bin.cands {
                             let wr = &kf.writers[w as usize];
+                            if self
+                                .windows
+                                .is_some_and(|win| !win.bins[ki][w as usize].contains(&bi))
+                            {
+                                continue;
+                            }
                             let starts: Vec<u32> = if positional {
                                 (bin.start..=bin.end - wr.weight())
                                     .filter(|&p| wr.pin.is_none_or(|c| c == p))
@@ -467,7 +492,11 @@ impl<'a> Solver<'a> {
                 if wr.pin.is_some() {
                     pinned_places[wi] = terms.iter().map(|t| t.0).collect();
                 }
-                if wr.pin.is_none_or(|c| c == n) {
+                // (An info writer keeps it: unseen is also "did not commit".)
+                let window = self
+                    .windows
+                    .is_none_or(|win| wr.outcome != Outcome::Ok || win.unseen[ki][wi]);
+                if wr.pin.is_none_or(|c| c == n) && window {
                     let u = self.new_var(VarKind::Unseen {
                         key: k,
                         w: wi as u32,
@@ -815,11 +844,12 @@ impl<'a> Solver<'a> {
         // allowed. If it gets stuck, where it put each block seeds the SAT
         // solver's phases.
         let replay = self.replay_allowed();
-        if replay.abandoned.is_empty() {
+        if replay.complete() && self.limits.witness_first {
             self.lap(3, &mut clock);
             return Outcome2::Serial(replay.order);
         }
-        let guess = self.phases(&replay.placed);
+        let guess = self.phases(&replay);
+        let order = self.guided_order(&replay).unwrap_or(order);
         let r = self.sat(&order, &guess);
         self.lap(3, &mut clock);
         r
@@ -830,14 +860,97 @@ impl<'a> Solver<'a> {
         *clock = Instant::now();
     }
 
+    /// A topological order of the forced graph that follows the replay
+    /// where it can: each transaction at its turn in the replay, each key's
+    /// barriers where the replay had the key at that length. The theory's
+    /// graph starts in this order, so that edges the replay's guesses add
+    /// agree with it and cost nothing. `None` if the forced graph has a
+    /// cycle (it has not: checked before).
+    fn guided_order(&self, r: &super::replay::Replay) -> Option<Vec<u32>> {
+        const LATE: u64 = u64::MAX / 2;
+        let n = self.nodes as usize;
+        let mut prio = vec![LATE; n];
+        for (i, &t) in r.order.iter().enumerate() {
+            let i = i as u64;
+            prio[self.st(t) as usize] = 2 * i + 1;
+            prio[self.en(t) as usize] = 2 * i + 1;
+        }
+        for (k, kf) in self.keys.iter().enumerate() {
+            let reached = &r.reached[k];
+            let len = kf.list.len() as u32;
+            for p in 0..=len {
+                let at = |q: u32| -> u64 {
+                    match reached.get(q as usize) {
+                        Some(&x) if x != u32::MAX => 2 * u64::from(x),
+                        _ => LATE,
+                    }
+                };
+                // C(p) right after the append that reached p; M(p) and S(p)
+                // right before the one that leaves it.
+                prio[self.c(k as u32, p) as usize] = at(p);
+                let next = if p < len {
+                    at(p + 1).saturating_sub(2)
+                } else {
+                    LATE
+                };
+                prio[self.m(k as u32, p) as usize] = next;
+                prio[self.s(k as u32, p) as usize] = next;
+            }
+        }
+        let edges = self.forced_graph();
+        let mut off = vec![0u32; n + 1];
+        let mut indeg = vec![0u32; n];
+        for &(a, b, _) in &edges {
+            off[a as usize + 1] += 1;
+            indeg[b as usize] += 1;
+        }
+        for i in 0..n {
+            off[i + 1] += off[i];
+        }
+        let mut adj = vec![0u32; edges.len()];
+        let mut fill = off.clone();
+        for &(a, b, _) in &edges {
+            adj[fill[a as usize] as usize] = b;
+            fill[a as usize] += 1;
+        }
+        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>> = (0..n as u32)
+            .filter(|&v| indeg[v as usize] == 0)
+            .map(|v| std::cmp::Reverse((prio[v as usize], v)))
+            .collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(std::cmp::Reverse((_, v))) = heap.pop() {
+            order.push(v);
+            for &w in &adj[off[v as usize] as usize..off[v as usize + 1] as usize] {
+                indeg[w as usize] -= 1;
+                if indeg[w as usize] == 0 {
+                    heap.push(std::cmp::Reverse((prio[w as usize], w)));
+                }
+            }
+        }
+        (order.len() == n).then_some(order)
+    }
+
     /// Phases from a replay: each block's place true (its other places
     /// false), or unseen; `-1` where the replay said nothing.
-    fn phases(&self, placed: &[(u32, u32, u32)]) -> Vec<i8> {
+    fn phases(&self, replay: &super::replay::Replay) -> Vec<i8> {
         let mut g = self.val.clone();
         let mut at: FxHashMap<(u32, u32), u32> = FxHashMap::default();
-        for &(k, w, p) in placed {
+        for &(k, w, p) in &replay.placed {
             at.insert((k, w), p);
         }
+        // SI: two appenders of a key commit in the replay's order.
+        let mut rank = vec![u32::MAX; self.ntx as usize];
+        for (i, &t) in replay.order.iter().enumerate() {
+            rank[t as usize] = i as u32;
+        }
+        let first = |k: u32, a: u32, b: u32| -> Option<bool> {
+            let ws = &self.keys[k as usize].writers;
+            let (ra, rb) = (
+                rank[ws[a as usize].txn as usize],
+                rank[ws[b as usize].txn as usize],
+            );
+            (ra != u32::MAX && rb != u32::MAX).then_some(ra < rb)
+        };
         for (v, kind) in self.vars.iter().enumerate() {
             if g[v] != -1 {
                 continue;
@@ -863,6 +976,20 @@ impl<'a> Solver<'a> {
                 VarKind::Unseen { key, w } => {
                     if let Some(&p) = at.get(&(key, w)) {
                         g[v] = (p == self.keys[key as usize].list.len() as u32) as i8;
+                    }
+                }
+                VarKind::Order { key, a, b } => {
+                    if let Some(x) = first(key, a, b) {
+                        g[v] = x as i8;
+                    }
+                }
+                VarKind::Before {
+                    key,
+                    first: a,
+                    second: b,
+                } => {
+                    if let Some(x) = first(key, a, b) {
+                        g[v] = x as i8;
                     }
                 }
                 _ => {}
@@ -911,12 +1038,12 @@ impl<'a> Solver<'a> {
                 .iter()
                 .any(|&(s, e)| s <= p && p < e)
         };
-        super::replay::replay(
+        super::replay::replay_best(
             self.h,
             self.keys,
             self.level == Level::StrictSerializable,
             Some(&allowed),
-            6,
+            true,
         )
     }
 
@@ -983,16 +1110,52 @@ impl<'a> Solver<'a> {
             let nb = 3 * (self.keys[k].list.len() + 1);
             key_of[b0..b0 + nb].iter_mut().for_each(|x| *x = k as u32);
         }
-        // Sixteen keys per pair of passes, one lane each: first[v][l] is the
-        // smallest barrier index of lane l's key that v reaches (MAX: none);
-        // last[v][l] is one more than the largest that reaches v (0: none).
-        const L: usize = 16;
-        let mut first = vec![[u32::MAX; L]; n];
-        let mut last = vec![[0u32; L]; n];
-        let mut lane = vec![NONE; self.keys.len()];
+        // Keys with short lists fit 16-bit barrier indices: twice as many
+        // lanes per pass.
+        let (small, large): (Vec<usize>, Vec<usize>) = by_size
+            .iter()
+            .partition(|&&k| 3 * (self.keys[k].list.len() + 1) < u16::MAX as usize - 1);
+        let g = Csr {
+            order,
+            out_off: &out_off,
+            out_adj: &out_adj,
+            in_off: &in_off,
+            in_adj: &in_adj,
+        };
         let mut killed = Vec::new();
+        self.prune_batches::<u16, 32>(&small, &per_key, &key_of, &g, &mut killed);
+        self.prune_batches::<u32, 16>(&large, &per_key, &key_of, &g, &mut killed);
+        self.stats.pruned += killed.len();
+        let count = killed.len();
+        for v in killed {
+            self.assign(v, false)?;
+        }
+        self.propagate()?;
+        Ok(count)
+    }
+
+    /// [`Solver::prune`] for `keys`, `L` at a time, one lane each: per
+    /// node `v`, `first[v][l]` is the smallest barrier index of lane `l`'s
+    /// key that `v` reaches (`MAX`: none); `last[v][l]` is one more than the
+    /// largest that reaches `v` (0: none). Pushes the choices that would
+    /// close a cycle onto `killed`.
+    fn prune_batches<T: Lane, const L: usize>(
+        &self,
+        keys: &[usize],
+        per_key: &[Vec<u32>],
+        key_of: &[u32],
+        g: &Csr,
+        killed: &mut Vec<u32>,
+    ) {
+        if keys.is_empty() {
+            return;
+        }
+        let n = self.nodes as usize;
+        let mut first = vec![[T::MAX; L]; n];
+        let mut last = vec![[T::ZERO; L]; n];
+        let mut lane = vec![NONE; self.keys.len()];
         let mut buf = Vec::new();
-        for batch in by_size.chunks(L) {
+        for batch in keys.chunks(L) {
             for (l, &k) in batch.iter().enumerate() {
                 lane[k] = l as u32;
             }
@@ -1001,29 +1164,19 @@ impl<'a> Solver<'a> {
                 (k != NONE && lane[k as usize] != NONE)
                     .then(|| (lane[k as usize] as usize, v - self.base[k as usize]))
             };
-            for &v in order.iter().rev() {
-                let mut m = [u32::MAX; L];
+            for &v in g.order.iter().rev() {
+                let (s, e) = (g.out_off[v as usize], g.out_off[v as usize + 1]);
+                let mut m = T::fold_min::<L>(&first, &g.out_adj[s as usize..e as usize]);
                 if let Some((l, i)) = own(v) {
-                    m[l] = i;
-                }
-                for &w in &out_adj[out_off[v as usize] as usize..out_off[v as usize + 1] as usize] {
-                    let f = &first[w as usize];
-                    for j in 0..L {
-                        m[j] = m[j].min(f[j]);
-                    }
+                    m[l] = m[l].min(T::of(i));
                 }
                 first[v as usize] = m;
             }
-            for &v in order.iter() {
-                let mut m = [0u32; L];
+            for &v in g.order.iter() {
+                let (s, e) = (g.in_off[v as usize], g.in_off[v as usize + 1]);
+                let mut m = T::fold_max::<L>(&last, &g.in_adj[s as usize..e as usize]);
                 if let Some((l, i)) = own(v) {
-                    m[l] = i + 1;
-                }
-                for &w in &in_adj[in_off[v as usize] as usize..in_off[v as usize + 1] as usize] {
-                    let f = &last[w as usize];
-                    for j in 0..L {
-                        m[j] = m[j].max(f[j]);
-                    }
+                    m[l] = m[l].max(T::of(i + 1));
                 }
                 last[v as usize] = m;
             }
@@ -1037,8 +1190,8 @@ impl<'a> Solver<'a> {
                     // for txn → barrier, that barrier must not reach the txn.
                     self.var_edges(v, &mut buf);
                     let bad = buf.iter().any(|&(a, b)| match (bar(a), bar(b)) {
-                        (Some(i), None) => first[b as usize][l] <= i,
-                        (None, Some(j)) => last[a as usize][l] > j,
+                        (Some(i), None) => first[b as usize][l] <= T::of(i),
+                        (None, Some(j)) => last[a as usize][l] > T::of(j),
                         _ => false,
                     });
                     if bad {
@@ -1053,13 +1206,6 @@ impl<'a> Solver<'a> {
                 break;
             }
         }
-        self.stats.pruned += killed.len();
-        let count = killed.len();
-        for v in killed {
-            self.assign(v, false)?;
-        }
-        self.propagate()?;
-        Ok(count)
     }
 
     // ---- SAT ----
@@ -1147,6 +1293,8 @@ impl<'a> Solver<'a> {
             from_sat: from_sat.clone(),
             processed: 0,
             levels: Vec::new(),
+            reorder_limit: self.limits.reorder_limit,
+            pending: Vec::new(),
             cycles: Vec::new(),
         };
         // Forced edges are in the initial order already; add them for real.
@@ -1743,7 +1891,7 @@ fn encode_eq<Cb: Callbacks>(
                 (Node::F, Node::F) => Node::F,
                 (Node::T, Node::T) => Node::T,
                 _ => {
-                    let nv = Lit::new(sat.new_var(lbool::FALSE, true), true);
+                    let nv = Lit::new(sat.new_var(lbool::FALSE, false), true);
                     // n ∧ x → hi ; n ∧ ¬x → lo
                     match hi {
                         Node::T => {}
@@ -1799,6 +1947,64 @@ fn encode_eq<Cb: Callbacks>(
     ok
 }
 
+/// A graph in compressed form, with a topological order.
+struct Csr<'g> {
+    order: &'g [u32],
+    out_off: &'g [u32],
+    out_adj: &'g [u32],
+    in_off: &'g [u32],
+    in_adj: &'g [u32],
+}
+
+/// A barrier index as stored in the pruning lanes (narrow ones fit more
+/// lanes in a pass).
+trait Lane: Copy + Ord {
+    const MAX: Self;
+    const ZERO: Self;
+    fn of(x: u32) -> Self;
+    /// The lane-wise minimum of `rows[w]` over `ws` (`MAX` if none),
+    /// kept out of line so that it compiles to vector instructions.
+    #[inline(never)]
+    fn fold_min<const L: usize>(rows: &[[Self; L]], ws: &[u32]) -> [Self; L] {
+        let mut m = [Self::MAX; L];
+        for &w in ws {
+            let f = &rows[w as usize];
+            for j in 0..L {
+                m[j] = if f[j] < m[j] { f[j] } else { m[j] };
+            }
+        }
+        m
+    }
+    /// The lane-wise maximum of `rows[w]` over `ws` (`ZERO` if none).
+    #[inline(never)]
+    fn fold_max<const L: usize>(rows: &[[Self; L]], ws: &[u32]) -> [Self; L] {
+        let mut m = [Self::ZERO; L];
+        for &w in ws {
+            let f = &rows[w as usize];
+            for j in 0..L {
+                m[j] = if f[j] > m[j] { f[j] } else { m[j] };
+            }
+        }
+        m
+    }
+}
+
+impl Lane for u16 {
+    const MAX: u16 = u16::MAX;
+    const ZERO: u16 = 0;
+    fn of(x: u32) -> u16 {
+        x as u16
+    }
+}
+
+impl Lane for u32 {
+    const MAX: u32 = u32::MAX;
+    const ZERO: u32 = 0;
+    fn of(x: u32) -> u32 {
+        x
+    }
+}
+
 /// Stops the SAT search at a deadline.
 struct Deadline {
     at: Instant,
@@ -1829,11 +2035,18 @@ struct Acyclic {
     from_sat: Vec<u32>,
     processed: usize,
     levels: Vec<(usize, usize)>,
+    /// Most nodes to visit to add an edge at once ([`Limits::reorder_limit`]).
+    reorder_limit: usize,
+    /// Edges too costly to add at once: (from, to, solver variable, trail
+    /// position of its literal). Checked when every literal is decided.
+    pending: Vec<(u32, u32, u32, usize)>,
     /// A few cycles met, for explanations.
     cycles: Vec<Vec<(u32, u32, u32)>>,
 }
 
 impl Acyclic {
+    /// Adds the edges of the newly true literals; raises a conflict on the
+    /// first cycle.
     fn check(&mut self, acts: &mut TheoryArg) {
         let model_len = acts.model().len();
         while self.processed < model_len {
@@ -1843,44 +2056,91 @@ impl Acyclic {
                 let (s, e) = (self.off[vi] as usize, self.off[vi + 1] as usize);
                 for i in s..e {
                     let (a, b) = self.flat[i];
-                    if let Err(cyc) = self.dag.add(a, b, vi as u32) {
-                        let mut lits: Vec<Lit> = cyc
-                            .iter()
-                            .filter(|c| c.2 != FORCED)
-                            .map(|c| !Lit::new(batsat::Var::unsafe_from_idx(c.2), true))
-                            .collect();
-                        lits.sort_unstable();
-                        lits.dedup();
-                        if self.cycles.len() < 64 {
-                            let named: Vec<(u32, u32, u32)> = cyc
-                                .iter()
-                                .map(|&(a, b, t)| {
-                                    (
-                                        a,
-                                        b,
-                                        if t == FORCED {
-                                            FORCED
-                                        } else {
-                                            self.from_sat[t as usize]
-                                        },
-                                    )
-                                })
-                                .collect();
-                            self.cycles.push(named);
+                    match self.dag.add_within(a, b, vi as u32, self.reorder_limit) {
+                        Ok(()) => {}
+                        Err(Refused::TooFar) => {
+                            self.pending.push((a, b, vi as u32, self.processed))
                         }
-                        acts.raise_conflict(&lits, false);
-                        return;
+                        Err(Refused::Cycle(cyc)) => {
+                            self.conflict(acts, &cyc);
+                            return;
+                        }
                     }
                 }
             }
             self.processed += 1;
         }
     }
+
+    /// Raises the cycle `cyc` (edges tagged by solver variables, or
+    /// forced) as a conflict: not all of its literals can hold.
+    fn conflict(&mut self, acts: &mut TheoryArg, cyc: &[(u32, u32, u32)]) {
+        let mut lits: Vec<Lit> = cyc
+            .iter()
+            .filter(|c| c.2 != FORCED)
+            .map(|c| !Lit::new(batsat::Var::unsafe_from_idx(c.2), true))
+            .collect();
+        lits.sort_unstable();
+        lits.dedup();
+        if self.cycles.len() < 64 {
+            let named: Vec<(u32, u32, u32)> = cyc
+                .iter()
+                .map(|&(a, b, t)| {
+                    let t = if t == FORCED {
+                        FORCED
+                    } else {
+                        self.from_sat[t as usize]
+                    };
+                    (a, b, t)
+                })
+                .collect();
+            self.cycles.push(named);
+        }
+        acts.raise_conflict(&lits, false);
+    }
+
+    /// With every literal decided: the edges left waiting, with the
+    /// others, must not close a cycle. One topological sort of the whole
+    /// graph; on a cycle, the shortest through one of its edges.
+    fn check_pending(&mut self, acts: &mut TheoryArg) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut tags: Vec<u32> = Vec::new();
+        for (a, b, t) in self.dag.all_edges() {
+            edges.push((a, b));
+            tags.push(t);
+        }
+        for &(a, b, t, _) in &self.pending {
+            edges.push((a, b));
+            tags.push(t);
+        }
+        let n = self.dag.order().len();
+        let Err(cyc) = dag::topo_order(n, &edges) else {
+            return;
+        };
+        let mut best: Vec<usize> = cyc.clone();
+        for &e in cyc.iter().take(8) {
+            let c = dag::shortest_cycle_through(n, &edges, e);
+            if c.len() < best.len() {
+                best = c;
+            }
+        }
+        let cyc: Vec<(u32, u32, u32)> = best
+            .iter()
+            .map(|&i| (edges[i].0, edges[i].1, tags[i]))
+            .collect();
+        self.conflict(acts, &cyc);
+    }
 }
 
 impl Theory for Acyclic {
     fn final_check(&mut self, acts: &mut TheoryArg) {
         self.check(acts);
+        if acts.is_ok() {
+            self.check_pending(acts);
+        }
     }
     fn partial_check(&mut self, acts: &mut TheoryArg) {
         self.check(acts);
@@ -1896,6 +2156,7 @@ impl Theory for Acyclic {
         if let Some((p, e)) = mark {
             self.processed = p;
             self.dag.undo_to(e);
+            self.pending.retain(|x| x.3 < p);
         }
     }
     fn n_levels(&self) -> usize {

@@ -1,0 +1,292 @@
+//! The rules that speed up duplicate-value checking, one by one: each is
+//! shown to fire on a small history and to hold back where it must.
+
+use isolde::history::read::read_history;
+use isolde::history::{History, TxnId};
+use isolde::model::Validity;
+use isolde::workload::duplicates::gen::{generate, generate_with_truth, Db, Params};
+use isolde::workload::duplicates::problem::{extract, KeyFacts};
+use isolde::workload::duplicates::replay::{self, Clock};
+use isolde::workload::duplicates::snapshot::replay_si;
+use isolde::workload::duplicates::windows::Windows;
+use isolde::workload::duplicates::{check_duplicates, witness, Level, Limits};
+
+fn hist(edn: &str) -> History {
+    read_history(edn.as_bytes(), "test", None).expect("history parses")
+}
+
+/// A history from events in order: `("invoke" | "ok" | ..., process, mops)`.
+fn events(evs: &[(&str, u32, &str)]) -> History {
+    let mut s = String::new();
+    for (i, (ty, p, mops)) in evs.iter().enumerate() {
+        s.push_str(&format!(
+            "{{:type :{ty}, :f :txn, :process {p}, :index {i}, :value {mops}}}\n"
+        ));
+    }
+    hist(&s)
+}
+
+fn keys(h: &History) -> Vec<KeyFacts> {
+    extract(h, 256).unwrap_or_else(|_| panic!("no contradiction"))
+}
+
+/// The transaction whose completion has `:index` `i`.
+fn txn(h: &History, i: i64) -> TxnId {
+    h.txns.iter().position(|t| t.index == i).expect("a txn") as TxnId
+}
+
+/// Writer `t`'s index among the writers of key `k`.
+fn writer(kf: &KeyFacts, t: TxnId) -> u32 {
+    kf.writers
+        .iter()
+        .position(|w| w.txn == t)
+        .expect("a writer") as u32
+}
+
+/// The bin of key `k` that starts at `p`.
+fn bin_at(kf: &KeyFacts, p: u32) -> u32 {
+    kf.bins.iter().position(|b| b.start == p).expect("a bin") as u32
+}
+
+/// x ends as [1 2 1]: T1 and T4 both append 1, T3 appends 2, T2 reads
+/// [1] and T5 the whole list. In real time T1, T2, T3, T4 follow each
+/// other (so T1's 1 is the first and T4's the last), or T1 and T4 both run
+/// alongside T2 and T3 (so either may be first). T4 completes at `:index`
+/// 7 either way; T1 at 1 when they follow each other.
+fn two_ones(overlapping: bool) -> History {
+    let a1 = ("[[:append :x 1]]", "[[:append :x 1]]");
+    let evs: Vec<(&str, u32, &str)> = if overlapping {
+        vec![
+            ("invoke", 1, a1.0),
+            ("invoke", 4, a1.0),
+            ("invoke", 2, "[[:r :x nil]]"),
+            ("ok", 2, "[[:r :x [1]]]"),
+            ("invoke", 3, "[[:append :x 2]]"),
+            ("ok", 3, "[[:append :x 2]]"),
+            ("ok", 1, a1.1),
+            ("ok", 4, a1.1),
+            ("invoke", 5, "[[:r :x nil]]"),
+            ("ok", 5, "[[:r :x [1 2 1]]]"),
+        ]
+    } else {
+        vec![
+            ("invoke", 1, a1.0),
+            ("ok", 1, a1.1),
+            ("invoke", 2, "[[:r :x nil]]"),
+            ("ok", 2, "[[:r :x [1]]]"),
+            ("invoke", 3, "[[:append :x 2]]"),
+            ("ok", 3, "[[:append :x 2]]"),
+            ("invoke", 4, a1.0),
+            ("ok", 4, a1.1),
+            ("invoke", 5, "[[:r :x nil]]"),
+            ("ok", 5, "[[:r :x [1 2 1]]]"),
+        ]
+    };
+    events(&evs)
+}
+
+#[test]
+fn real_time_windows_rule_out_places_real_time_forbids() {
+    let h = two_ones(false);
+    let ks = keys(&h);
+    let x = &ks[0];
+    let (first, last) = (bin_at(x, 0), bin_at(x, 2));
+    let t1 = writer(x, txn(&h, 1));
+    let t4 = writer(x, txn(&h, 7));
+    // Both 1s could be either one, as far as the reads go.
+    assert!(x.bins[first as usize].cands.contains(&t4));
+    assert!(x.bins[last as usize].cands.contains(&t1));
+    let w = Windows::realtime(&h, &ks, 8).expect("strictly serializable");
+    assert_eq!(w.bins[0][t1 as usize], vec![first]);
+    assert_eq!(w.bins[0][t4 as usize], vec![last]);
+    assert!(!w.allows(&ks, 0, t4, 0) && w.allows(&ks, 0, t4, 2));
+}
+
+#[test]
+fn real_time_windows_keep_the_places_of_concurrent_writers() {
+    // T1 and T4 run alongside T2 and T3: either 1 may be the first.
+    let h = two_ones(true);
+    let ks = keys(&h);
+    let x = &ks[0];
+    let t4 = writer(x, txn(&h, 7));
+    let w = Windows::realtime(&h, &ks, 8).expect("strictly serializable");
+    let mut got = w.bins[0][t4 as usize].clone();
+    got.sort_unstable();
+    assert_eq!(got, vec![bin_at(x, 0), bin_at(x, 2)]);
+    assert!(w.allows(&ks, 0, t4, 0) && w.allows(&ks, 0, t4, 2));
+}
+
+/// Where each block of `order` lands, replaying it: (key, writer, start),
+/// the start being the list's length when the block comes after it.
+fn places(h: &History, ks: &[KeyFacts], order: &[TxnId]) -> Vec<(u32, u32, u32)> {
+    let mut len = vec![0u32; ks.len()];
+    let mut out = Vec::new();
+    for &t in order {
+        for (k, kf) in ks.iter().enumerate() {
+            if let Some(w) = kf.writers.iter().position(|w| w.txn == t) {
+                let n = kf.list.len() as u32;
+                out.push((k as u32, w as u32, len[k].min(n)));
+                len[k] += kf.writers[w].block.len() as u32;
+            }
+        }
+    }
+    let _ = h;
+    out
+}
+
+#[test]
+fn real_time_windows_never_rule_out_where_the_database_put_a_block() {
+    for seed in 0..40 {
+        let p = Params {
+            txns: 200 + 20 * seed as u32,
+            sessions: 2 + seed as u32 % 12,
+            keys: 20,
+            ..Params::paper_right(0.5 + 0.0125 * seed as f64, Db::Serializable, seed)
+        };
+        let (edn, truth) = generate_with_truth(&p);
+        let h = hist(&edn);
+        let ks = keys(&h);
+        let at: std::collections::HashMap<i64, TxnId> = h
+            .txns
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.index, i as TxnId))
+            .collect();
+        let order: Vec<TxnId> = truth.iter().map(|&i| at[&(i as i64)]).collect();
+        let w = Windows::realtime(&h, &ks, 8).expect("the database is strictly serializable");
+        for (k, wr, p) in places(&h, &ks, &order) {
+            assert!(
+                w.allows(&ks, k, wr, p),
+                "seed {seed}: key {k} writer {wr} at {p} ruled out"
+            );
+        }
+    }
+}
+
+#[test]
+fn relaxed_windows_forgive_a_stale_read_and_nothing_else() {
+    // T3 completes after T2's append of 1, begins after it, and reads x
+    // without it: serializable (T3 first), not strictly.
+    let h = events(&[
+        ("invoke", 1, "[[:append :x 1]]"),
+        ("ok", 1, "[[:append :x 1]]"),
+        ("invoke", 2, "[[:append :x 1]]"),
+        ("ok", 2, "[[:append :x 1]]"),
+        ("invoke", 3, "[[:r :x nil] [:append :y 1]]"),
+        ("ok", 3, "[[:r :x [1]] [:append :y 1]]"),
+        ("invoke", 4, "[[:r :x nil] [:r :y nil]]"),
+        ("ok", 4, "[[:r :x [1 1]] [:r :y [1]]]"),
+    ]);
+    let ks = keys(&h);
+    assert!(Windows::realtime(&h, &ks, 8).is_none());
+    let w = Windows::relaxed(&h, &ks, 8, 8).expect("one stale read");
+    // The serial order T1 T3 T2 T4 is within them: T2's 1 second.
+    let order = [txn(&h, 1), txn(&h, 5), txn(&h, 3), txn(&h, 7)];
+    witness::check_serial(&h, &order, false).unwrap();
+    for (k, wr, p) in places(&h, &ks, &order) {
+        assert!(w.allows(&ks, k, wr, p), "key {k} writer {wr} at {p}");
+    }
+    assert_eq!(
+        check_duplicates(&h, Level::Serializable, &Limits::default()).valid,
+        Validity::True
+    );
+    // Without a contradiction, relaxed windows are the real-time ones.
+    let h = two_ones(false);
+    let ks = keys(&h);
+    let (a, b) = (
+        Windows::realtime(&h, &ks, 8).unwrap(),
+        Windows::relaxed(&h, &ks, 8, 8).unwrap(),
+    );
+    assert_eq!(a.bins, b.bins);
+    assert_eq!((a.lo, a.hi), (b.lo, b.hi));
+}
+
+#[test]
+fn the_replay_tries_other_guesses_of_when_transactions_took_effect() {
+    // A's 1 on x is the one R saw (R also saw A's y), B's the second. The
+    // middle of the intervals puts B first and gets stuck; invocation
+    // order does not.
+    let h = events(&[
+        ("invoke", 1, "[[:append :x 1] [:append :y 7]]"),
+        ("invoke", 2, "[[:append :x 1]]"),
+        ("invoke", 3, "[[:r :x nil] [:r :y nil]]"),
+        ("ok", 3, "[[:r :x [1]] [:r :y [7]]]"),
+        ("ok", 2, "[[:append :x 1]]"),
+        ("ok", 1, "[[:append :x 1] [:append :y 7]]"),
+        ("invoke", 4, "[[:r :x nil]]"),
+        ("ok", 4, "[[:r :x [1 1]]]"),
+    ]);
+    let ks = keys(&h);
+    let mid = replay::replay(&h, &ks, false, Clock::Middle, None, 1);
+    assert!(!mid.complete());
+    let inv = replay::replay(&h, &ks, false, Clock::Invoke, None, 1);
+    assert!(inv.complete());
+    let order = replay::replay_serial(&h, &ks, false, None).expect("a witness");
+    witness::check_serial(&h, &order, true).unwrap();
+    // With a single writer of each value there is nothing to guess: every
+    // clock replays the same order.
+    let h = events(&[
+        ("invoke", 1, "[[:append :x 1]]"),
+        ("invoke", 2, "[[:append :x 2]]"),
+        ("ok", 1, "[[:append :x 1]]"),
+        ("ok", 2, "[[:append :x 2]]"),
+        ("invoke", 3, "[[:r :x nil]]"),
+        ("ok", 3, "[[:r :x [1 2]]]"),
+    ]);
+    let ks = keys(&h);
+    for c in replay::CLOCKS {
+        assert!(
+            replay::replay(&h, &ks, false, c, None, 1).complete(),
+            "{c:?}"
+        );
+    }
+}
+
+#[test]
+fn snapshot_replay_commits_in_completion_order() {
+    // Write skew with a repeated value: SI, and completion order works.
+    let h = events(&[
+        ("invoke", 1, "[[:r :x nil] [:append :y 1]]"),
+        ("invoke", 2, "[[:r :y nil] [:append :x 1]]"),
+        ("ok", 1, "[[:r :x []] [:append :y 1]]"),
+        ("ok", 2, "[[:r :y []] [:append :x 1]]"),
+        ("invoke", 3, "[[:append :x 1]]"),
+        ("ok", 3, "[[:append :x 1]]"),
+        ("invoke", 4, "[[:r :x nil]]"),
+        ("ok", 4, "[[:r :x [1 1]]]"),
+    ]);
+    let ks = keys(&h);
+    let (order, snaps) = replay_si(&h, &ks).expect("a commit order");
+    witness::check_si(&h, &order, &snaps).unwrap();
+    assert_eq!(snaps[..2], [0, 0], "both started from the empty state");
+    // A lost update: both read [] and appended to x; first committer wins
+    // forbids it, so no snapshot fits.
+    let h = events(&[
+        ("invoke", 1, "[[:r :x nil] [:append :x 1]]"),
+        ("invoke", 2, "[[:r :x nil] [:append :x 1]]"),
+        ("ok", 1, "[[:r :x []] [:append :x 1]]"),
+        ("ok", 2, "[[:r :x []] [:append :x 1]]"),
+    ]);
+    let ks = keys(&h);
+    assert!(replay_si(&h, &ks).is_none());
+    assert_eq!(
+        check_duplicates(&h, Level::SnapshotIsolation, &Limits::default()).valid,
+        Validity::False
+    );
+}
+
+#[test]
+fn snapshot_replay_explains_a_snapshot_isolated_database() {
+    for seed in 0..10 {
+        let p = Params {
+            txns: 500,
+            sessions: 20,
+            keys: 50,
+            ..Params::paper_right(1.0, Db::SnapshotIsolation, seed)
+        };
+        let h = hist(&generate(&p));
+        let ks = keys(&h);
+        let (order, snaps) = replay_si(&h, &ks).expect("completion order is the commit order");
+        witness::check_si(&h, &order, &snaps).unwrap();
+    }
+}
