@@ -57,6 +57,17 @@ pub fn check(path: &std::path::Path, workload: Workload, models: &[&str]) -> Rep
     check_history(&h, &opts)
 }
 
+/// Asserts that a run of `txns` transactions kept every one of them and
+/// the final read (ok, fail or info), that over 100 committed, and that the
+/// file reads back whole.
+pub fn assert_complete(r: &Recorded, txns: u64, what: &str) {
+    let c = &r.counts;
+    assert_eq!(c.ok + c.fail + c.info, txns + 1, "{what}: {c:?}");
+    assert!(c.ok > 100, "{what}: {c:?}");
+    let h = isolde::history::read::read_history_file(&r.path, None).unwrap();
+    assert_eq!(h.txns.len() as u64, txns + 1, "{what}");
+}
+
 pub fn is_valid(r: &Report) -> bool {
     r.valid == Validity::True
 }
