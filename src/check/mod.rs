@@ -344,6 +344,12 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
         detect_workload(h)
     };
     match workload {
+        Workload::ListAppend if duplicates::has_duplicate_appends(h) => {
+            if let Some(trusted) = without_untrusted_reads(h) {
+                return check_history(&trusted, options);
+            }
+            check_duplicates(h, options)
+        }
         Workload::ListAppend => {
             if let Some(trusted) = without_untrusted_reads(h) {
                 return check_history(&trusted, options);
@@ -351,10 +357,6 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
             let mut clock = timing::Stopwatch::start();
             let (inference, la) = list_append::infer(h);
             clock.lap("infer");
-            if la.has_duplicate_appends() {
-                drop((inference, la));
-                return check_duplicates(h, options);
-            }
             finish(h, options, workload, &mopts, inference, &la)
         }
         Workload::RwRegister => {

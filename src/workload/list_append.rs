@@ -40,8 +40,6 @@ pub struct ListAppend<'h> {
     /// each read of a non-empty list: the ok/info transaction that appended
     /// its last element. NONE when there is none.
     writer: Vec<TxnId>,
-    /// Some key has a value appended twice: see [`ListAppend::has_duplicate_appends`].
-    dup_appends: bool,
 }
 
 fn possible(o: Outcome) -> bool {
@@ -118,14 +116,12 @@ fn infer_with(h: &History, threads: usize) -> (Inference, ListAppend<'_>) {
         out.dirty.extend(p.dirty);
         out.lost.extend(p.lost);
         out.dup_keys.extend(p.dup_keys);
-        out.dup_appends |= p.dup_appends;
     }
     drop(by_key);
     let la = ListAppend {
         h,
         prev: prev.into_iter().map(AtomicU32::into_inner).collect(),
         writer: writer.into_iter().map(AtomicU32::into_inner).collect(),
-        dup_appends: out.dup_appends,
     };
 
     let mut anomalies = out.incompatible;
@@ -304,9 +300,6 @@ struct PassOut<'h> {
     lost: Vec<LostGroup<'h>>,
     /// Keys whose reads may hold an element twice (see `duplicate_elements`).
     dup_keys: Vec<KeyId>,
-    /// Some key has a value appended twice (by any transactions, whatever
-    /// their outcome): Elle's inference does not apply to the history.
-    dup_appends: bool,
 }
 
 /// Scratch space for one key at a time, reused across keys.
@@ -487,7 +480,6 @@ impl<'h, 'a> KeyPass<'h, 'a> {
                 (MopKind::Append, Observed::Scalar(v)) => {
                     let e = self.entry(v);
                     let en = &mut self.table[e];
-                    out.dup_appends |= en.writer_any != NONE;
                     en.writer_any = t;
                     match o {
                         Outcome::Ok | Outcome::Info => en.writer = t,
@@ -869,16 +861,6 @@ fn incompatible_order<'a>(
 }
 
 impl ListAppend<'_> {
-    /// Whether some key has a value appended twice (by any transactions,
-    /// ok, info or fail). Such a history breaks Elle's assumption that a
-    /// value names one append, so the inference's results must not be used:
-    /// the duplicate-value solver decides it instead. Found during
-    /// inference at no extra cost (a hash set over every append was ≈5% of
-    /// a 1M-transaction check).
-    pub fn has_duplicate_appends(&self) -> bool {
-        self.dup_appends
-    }
-
     /// The global index of `t`'s `i`-th micro-op.
     fn at(&self, t: TxnId, i: usize) -> usize {
         self.h.txns[t as usize].mops_start as usize + i
@@ -1665,31 +1647,6 @@ mod tests {
             "lost-update",
         ];
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), all);
-    }
-
-    /// The flag inference raises for a value appended twice to one key is
-    /// the plain whole-history scan's answer, on any thread count.
-    #[test]
-    fn duplicate_append_flag_matches_the_plain_scan() {
-        use proptest::strategy::{Strategy, ValueTree};
-        let mut runner = deterministic_runner();
-        let strategy = arb_history_edn();
-        let (mut dup, mut unique) = (0, 0);
-        for _ in 0..3000 {
-            let edn = strategy.new_tree(&mut runner).expect("a history").current();
-            let h = history(&edn);
-            let expected = crate::workload::duplicates::has_duplicate_appends(&h);
-            for threads in [1, 2, 3] {
-                let flag = infer_with(&h, threads).1.has_duplicate_appends();
-                assert_eq!(flag, expected, "{threads} threads:\n{edn}");
-            }
-            if expected {
-                dup += 1;
-            } else {
-                unique += 1;
-            }
-        }
-        assert!(dup > 300 && unique > 300, "{dup} with, {unique} without");
     }
 
     /// The in-place fast pass says "consistent" exactly when the full
