@@ -7,6 +7,7 @@ use isolde::model::Validity;
 use isolde::workload::duplicates::gen::{generate, generate_with_truth, Db, Params};
 use isolde::workload::duplicates::problem::{extract, KeyFacts};
 use isolde::workload::duplicates::replay::{self, Clock};
+use isolde::workload::duplicates::sessions::with_session_intervals;
 use isolde::workload::duplicates::snapshot::replay_si;
 use isolde::workload::duplicates::windows::Windows;
 use isolde::workload::duplicates::{check_duplicates, witness, Level, Limits};
@@ -288,5 +289,123 @@ fn snapshot_replay_explains_a_snapshot_isolated_database() {
         let ks = keys(&h);
         let (order, snaps) = replay_si(&h, &ks).expect("completion order is the commit order");
         witness::check_si(&h, &order, &snaps).unwrap();
+    }
+}
+
+/// `:invoke` lines dropped: completions only.
+fn without_invocations(edn: &str) -> String {
+    edn.lines()
+        .filter(|l| !l.contains(":type :invoke"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+#[test]
+fn session_intervals_start_each_transaction_after_its_process_last_completed() {
+    // Completions only: A (process 1), B (process 2), C (process 1).
+    let h = events(&[
+        ("ok", 1, "[[:append :x 1]]"),
+        ("ok", 2, "[[:append :x 2]]"),
+        ("ok", 1, "[[:r :x [1 2]]]"),
+    ]);
+    assert!(!h.has_invocations);
+    let s = with_session_intervals(&h).expect("no invocations: intervals from sessions");
+    let (a, b, c) = (txn(&s, 0), txn(&s, 1), txn(&s, 2));
+    let rt = isolde::graph::realtime_edges(&s);
+    // A completed before its process invoked C; B, of another process,
+    // completed after that and is concurrent with C.
+    assert!(rt.contains(&(a, c)));
+    assert!(!rt.contains(&(b, c)));
+    // The first transaction of each process may have started at once.
+    assert!(!rt.iter().any(|&(_, t)| t == a || t == b));
+    // A history with invocations keeps its own intervals.
+    assert!(with_session_intervals(&two_ones(false)).is_none());
+}
+
+#[test]
+fn session_intervals_find_witnesses_without_invocations() {
+    // From a serializable database, completions only: the windows of the
+    // sessions' intervals rule out places, never the one the database
+    // used, and the check finds a witness.
+    let mut ruled_out = 0;
+    for seed in 0..6 {
+        let p = Params {
+            txns: 1500,
+            sessions: 30,
+            keys: 60,
+            ..Params::paper_right(1.0, Db::Serializable, seed)
+        };
+        let (edn, truth) = generate_with_truth(&p);
+        let h = hist(&without_invocations(&edn));
+        assert!(!h.has_invocations);
+        let ks = keys(&h);
+        let s = with_session_intervals(&h).expect("intervals");
+        let at: std::collections::HashMap<i64, TxnId> = h
+            .txns
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.index, i as TxnId))
+            .collect();
+        let order: Vec<TxnId> = truth.iter().map(|&i| at[&(i as i64)]).collect();
+        let w = Windows::realtime(&s, &ks, 8).expect("the database kept session order");
+        for (k, wr, p) in places(&h, &ks, &order) {
+            assert!(
+                w.allows(&ks, k, wr, p),
+                "seed {seed}: key {k} writer {wr} at {p} ruled out"
+            );
+        }
+        for (k, kf) in ks.iter().enumerate() {
+            for (wi, _) in kf.writers.iter().enumerate() {
+                let all = kf
+                    .bins
+                    .iter()
+                    .filter(|b| b.cands.contains(&(wi as u32)))
+                    .count();
+                ruled_out += all - w.bins[k][wi].len();
+            }
+        }
+        for level in [Level::Serializable, Level::SnapshotIsolation] {
+            let v = check_duplicates(&h, level, &Limits::default());
+            assert_eq!(
+                v.valid,
+                Validity::True,
+                "seed {seed} {level:?}: {}",
+                v.reason
+            );
+        }
+    }
+    assert!(ruled_out > 0, "the sessions' windows ruled out nothing");
+}
+
+#[test]
+fn session_intervals_never_constrain_a_history_without_invocations() {
+    // Process 1 appended 1 to x, then read x empty: serializable only
+    // against its session order (the read first). The sessions' guess
+    // fails; the verdict does not depend on it.
+    let h = events(&[
+        ("ok", 1, "[[:append :x 1]]"),
+        ("ok", 1, "[[:r :x []]]"),
+        ("ok", 2, "[[:r :x [1]] [:append :x 1]]"),
+        ("ok", 2, "[[:r :x [1 1]]]"),
+    ]);
+    let ks = keys(&h);
+    let s = with_session_intervals(&h).expect("intervals");
+    assert!(replay::replay_serial(&s, &ks, true, None).is_none());
+    for level in [
+        Level::Serializable,
+        Level::StrictSerializable,
+        Level::SnapshotIsolation,
+    ] {
+        let v = check_duplicates(&h, level, &Limits::default());
+        assert_eq!(v.valid, Validity::True, "{level:?}: {}", v.reason);
+        witness::check_serial(&h, v.witness.as_ref().expect("a witness"), false)
+            .or_else(|_| {
+                witness::check_si(
+                    &h,
+                    v.witness.as_ref().expect("a witness"),
+                    v.snapshots.as_ref().expect("snapshots"),
+                )
+            })
+            .unwrap();
     }
 }

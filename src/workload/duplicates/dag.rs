@@ -222,9 +222,8 @@ impl Dag {
     }
 }
 
-/// A topological order of `n` nodes under `edges` (Kahn), or a cycle as a
-/// list of edge indices when there is none.
-pub fn topo_order(n: usize, edges: &[(u32, u32)]) -> Result<Vec<u32>, Vec<usize>> {
+/// Out-edges by node, as edge indices: `adj[off[v]..off[v + 1]]`.
+fn out_csr(n: usize, edges: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
     let mut off = vec![0u32; n + 1];
     for &(a, _) in edges {
         off[a as usize + 1] += 1;
@@ -238,6 +237,129 @@ pub fn topo_order(n: usize, edges: &[(u32, u32)]) -> Result<Vec<u32>, Vec<usize>
         adj[fill[a as usize] as usize] = i as u32;
         fill[a as usize] += 1;
     }
+    (off, adj)
+}
+
+/// A topological order of `n` nodes under `edges` (Kahn), or a cycle as a
+/// list of edge indices when there is none.
+pub fn topo_order(n: usize, edges: &[(u32, u32)]) -> Result<Vec<u32>, Vec<usize>> {
+    let (off, adj) = out_csr(n, edges);
+    kahn(n, edges, &off, &adj).map_err(|(cyc, _)| cyc)
+}
+
+/// [`topo_order`], but on a cycle the shortest one through any of the
+/// first `tries` edges of the cycle Kahn's leftovers give. The searches
+/// share one adjacency and stay inside the strongly connected component of
+/// that cycle, so that a few short cycles cost about one pass over the
+/// graph, not one each.
+pub fn topo_order_or_short_cycle(
+    n: usize,
+    edges: &[(u32, u32)],
+    tries: usize,
+) -> Result<Vec<u32>, Vec<usize>> {
+    let (off, adj) = out_csr(n, edges);
+    let (cyc, indeg) = match kahn(n, edges, &off, &adj) {
+        Ok(o) => return Ok(o),
+        Err(x) => x,
+    };
+    // The component: reachable from the cycle among Kahn's leftovers (every
+    // node on a cycle is one), and reaching back to it.
+    let root = edges[cyc[0]].0 as usize;
+    let mut fwd = vec![false; n];
+    let mut queue = vec![root as u32];
+    fwd[root] = true;
+    let mut i = 0;
+    while i < queue.len() {
+        let v = queue[i] as usize;
+        i += 1;
+        for &e in &adj[off[v] as usize..off[v + 1] as usize] {
+            let w = edges[e as usize].1 as usize;
+            if !fwd[w] && indeg[w] > 0 {
+                fwd[w] = true;
+                queue.push(w as u32);
+            }
+        }
+    }
+    let mut inn: Vec<Vec<u32>> = Vec::new();
+    let mut slot = vec![u32::MAX; n];
+    for &v in &queue {
+        slot[v as usize] = inn.len() as u32;
+        inn.push(Vec::new());
+    }
+    for &v in &queue {
+        for &e in &adj[off[v as usize] as usize..off[v as usize + 1] as usize] {
+            let w = edges[e as usize].1 as usize;
+            if fwd[w] {
+                inn[slot[w] as usize].push(v);
+            }
+        }
+    }
+    let mut comp = vec![false; n];
+    let mut stack = vec![root as u32];
+    comp[root] = true;
+    while let Some(v) = stack.pop() {
+        for &u in &inn[slot[v as usize] as usize] {
+            if !comp[u as usize] {
+                comp[u as usize] = true;
+                stack.push(u);
+            }
+        }
+    }
+    let mut best = cyc.clone();
+    let mut via = vec![u32::MAX; n];
+    let mut seen: Vec<u32> = Vec::new();
+    for &first in cyc.iter().take(tries) {
+        let (a, b) = edges[first];
+        if a == b {
+            return Err(vec![first]);
+        }
+        for &v in &seen {
+            via[v as usize] = u32::MAX;
+        }
+        seen.clear();
+        const START: u32 = u32::MAX - 1;
+        via[b as usize] = START;
+        seen.push(b);
+        let mut i = 0;
+        while i < seen.len() && via[a as usize] == u32::MAX {
+            let v = seen[i] as usize;
+            i += 1;
+            for &e in &adj[off[v] as usize..off[v + 1] as usize] {
+                let w = edges[e as usize].1 as usize;
+                if comp[w] && via[w] == u32::MAX {
+                    via[w] = e;
+                    seen.push(w as u32);
+                }
+            }
+        }
+        if via[a as usize] == u32::MAX {
+            continue;
+        }
+        let mut path = Vec::new();
+        let mut v = a as usize;
+        while v != b as usize {
+            let e = via[v] as usize;
+            path.push(e);
+            v = edges[e].0 as usize;
+        }
+        path.push(first);
+        path.reverse();
+        if path.len() < best.len() {
+            best = path;
+        }
+    }
+    Err(best)
+}
+
+/// Kahn's algorithm over a CSR; on failure, a cycle (edge indices) and the
+/// in-degrees left (positive exactly on nodes reachable from a cycle).
+#[allow(clippy::type_complexity)]
+fn kahn(
+    n: usize,
+    edges: &[(u32, u32)],
+    off: &[u32],
+    adj: &[u32],
+) -> Result<Vec<u32>, (Vec<usize>, Vec<u32>)> {
     let mut indeg = vec![0u32; n];
     for &(_, b) in edges {
         indeg[b as usize] += 1;
@@ -280,7 +402,7 @@ pub fn topo_order(n: usize, edges: &[(u32, u32)]) -> Result<Vec<u32>, Vec<usize>
     }
     let mut cyc: Vec<usize> = walk[seen[v] as usize..].to_vec();
     cyc.reverse();
-    Err(cyc)
+    Err((cyc, indeg))
 }
 
 /// The shortest cycle through edge `first` (`a → b`): a BFS from `b` back
@@ -394,5 +516,27 @@ mod tests {
         }
         let short = shortest_cycle_through(4, &edges, 2);
         assert_eq!(short, vec![2, 0, 1]);
+    }
+
+    #[test]
+    fn the_short_cycle_search_stays_in_the_component_and_finds_the_shortest() {
+        // 0 → 1 → 2 → 3 → 0, with a chord 1 → 3, and a tail 3 → 4 → 5.
+        let edges = [(0, 1), (1, 2), (2, 3), (3, 0), (1, 3), (3, 4), (4, 5)];
+        let c = topo_order_or_short_cycle(6, &edges, 8).unwrap_err();
+        assert_eq!(c.len(), 3);
+        for w in 0..c.len() {
+            assert_eq!(edges[c[w]].1, edges[c[(w + 1) % c.len()]].0);
+        }
+        // Acyclic: the same order as Kahn.
+        let dag = [(2, 1), (1, 0)];
+        assert_eq!(
+            topo_order_or_short_cycle(3, &dag, 8).unwrap(),
+            topo_order(3, &dag).unwrap()
+        );
+        // A self-loop is its own shortest cycle.
+        assert_eq!(
+            topo_order_or_short_cycle(2, &[(0, 1), (1, 1)], 8).unwrap_err(),
+            vec![1]
+        );
     }
 }

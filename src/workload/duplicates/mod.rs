@@ -17,7 +17,9 @@
 //! 3. the solver, for strict serializability, among the places real-time
 //!    windows leave ([`windows`]: a few percent of them on histories from
 //!    real runs); below strict, with windows relaxed where real time is
-//!    contradicted. Only a witness is taken from these attempts;
+//!    contradicted; without invocations, the replays and windows again
+//!    with each transaction invoked after its process's previous completion
+//!    ([`sessions`]). Only a witness is taken from these attempts;
 //! 4. the exact solver: propagation of forced choices (keys with unique
 //!    values are decided here, as in Elle), a cycle search in the forced
 //!    graph, pruning of places that would close a cycle through it, the
@@ -32,6 +34,7 @@ pub mod dag;
 pub mod gen;
 pub mod problem;
 pub mod replay;
+pub mod sessions;
 pub mod snapshot;
 pub mod solve;
 pub mod windows;
@@ -212,6 +215,9 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
         if let Some(v) = windowed(h, level, &keys, limits) {
             return v;
         }
+        if let Some(v) = by_sessions(h, level, &keys, limits) {
+            return v;
+        }
     }
     let rest = Limits {
         time_ms: limits
@@ -333,7 +339,12 @@ fn windowed(
         ) {
             return None;
         }
-        let mut v = solver_verdict(h, level, out);
+        // The witness is for `as_level` (a serial order unless it is SI);
+        // it is replayed at `level` too.
+        let mut v = solver_verdict(h, as_level, out);
+        if v.valid == Validity::True && as_level != level {
+            v = serial_verdict(h, level, v.witness.take()?);
+        }
         v.stats = s.stats;
         (v.valid == Validity::True).then_some(v)
     };
@@ -360,6 +371,34 @@ fn windowed(
         return attempt(&w, Level::SnapshotIsolation);
     }
     None
+}
+
+/// Without invocations: the replays and windows again, on a copy of the
+/// history whose transactions are invoked right after the previous
+/// completion of their process ([`sessions`]). Only a witness is taken,
+/// replayed against `h` itself (where no real-time order applies).
+fn by_sessions(
+    h: &History,
+    level: Level,
+    keys: &[problem::KeyFacts],
+    limits: &Limits,
+) -> Option<DupVerdict> {
+    let hs = sessions::with_session_intervals(h)?;
+    // Without invocations strict serializability is serializability.
+    let as_level = match level {
+        Level::StrictSerializable => Level::Serializable,
+        l => l,
+    };
+    let v = fast_path(&hs, as_level, keys).or_else(|| windowed(&hs, as_level, keys, limits))?;
+    let order = v.witness?;
+    let mut out = match v.snapshots {
+        Some(sp) if level == Level::SnapshotIsolation => {
+            replayed_verdict(h, level, order, Some(sp))
+        }
+        _ => serial_verdict(h, level, order),
+    };
+    out.stats = v.stats;
+    (out.valid == Validity::True).then_some(out)
 }
 
 /// A witness found without search, if a replay finds one: for snapshot

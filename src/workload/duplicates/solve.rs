@@ -809,11 +809,10 @@ impl<'a> Solver<'a> {
         loop {
             let edges = self.forced_graph();
             let plain: Vec<(u32, u32)> = edges.iter().map(|e| (e.0, e.1)).collect();
-            match dag::topo_order(self.nodes as usize, &plain) {
+            // On a cycle, the shortest through one of its edges (try a few).
+            match dag::topo_order_or_short_cycle(self.nodes as usize, &plain, 16) {
                 Ok(o) => order = o,
-                Err(cyc) => {
-                    return Outcome2::Invalid(self.explain_forced_cycle(&edges, &plain, &cyc))
-                }
+                Err(cyc) => return Outcome2::Invalid(self.explain_forced_cycle(&edges, &cyc)),
             }
             self.lap(1, &mut clock);
             rounds += 1;
@@ -1456,21 +1455,8 @@ impl<'a> Solver<'a> {
         }
     }
 
-    fn explain_forced_cycle(
-        &self,
-        edges: &[(u32, u32, Why)],
-        plain: &[(u32, u32)],
-        cyc: &[usize],
-    ) -> Finding {
-        // Shortest cycle through one of the cycle's edges (try a few).
-        let mut best: Vec<usize> = cyc.to_vec();
-        for &e in cyc.iter().take(16) {
-            let c = dag::shortest_cycle_through(self.nodes as usize, plain, e);
-            if c.len() < best.len() {
-                best = c;
-            }
-        }
-        let steps: Vec<(u32, u32, Why)> = best.iter().map(|&i| edges[i]).collect();
+    fn explain_forced_cycle(&self, edges: &[(u32, u32, Why)], cyc: &[usize]) -> Finding {
+        let steps: Vec<(u32, u32, Why)> = cyc.iter().map(|&i| edges[i]).collect();
         self.describe_cycle(&steps)
     }
 
@@ -2024,6 +2010,10 @@ impl Callbacks for Deadline {
     }
 }
 
+/// The most the theory raises its [`Limits::reorder_limit`] to: each cycle
+/// found only at the final check doubles it.
+const MAX_REORDER_LIMIT: usize = 32_768;
+
 /// The acyclicity theory: each true literal adds its edges; an edge that
 /// would close a cycle raises the cycle's literals as a conflict clause.
 struct Acyclic {
@@ -2117,15 +2107,15 @@ impl Acyclic {
             tags.push(t);
         }
         let n = self.dag.order().len();
-        let Err(cyc) = dag::topo_order(n, &edges) else {
+        let Err(best) = dag::topo_order_or_short_cycle(n, &edges, 8) else {
             return;
         };
-        let mut best: Vec<usize> = cyc.clone();
-        for &e in cyc.iter().take(8) {
-            let c = dag::shortest_cycle_through(n, &edges, e);
-            if c.len() < best.len() {
-                best = c;
-            }
+        // A cycle the incremental checks let through costs a pass over the
+        // whole graph: from now on, spend more on each edge to catch such
+        // cycles when they close (up to `MAX_REORDER_LIMIT`). Only the
+        // cost of the search changes: the final check stays complete.
+        if self.reorder_limit > 0 {
+            self.reorder_limit = (2 * self.reorder_limit).min(MAX_REORDER_LIMIT);
         }
         let cyc: Vec<(u32, u32, u32)> = best
             .iter()
