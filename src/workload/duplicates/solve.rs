@@ -847,8 +847,21 @@ impl<'a> Solver<'a> {
             self.lap(3, &mut clock);
             return Outcome2::Serial(replay.order);
         }
-        let guess = self.phases(&replay);
-        let order = self.guided_order(&replay).unwrap_or(order);
+        // Under SI a serial replay is a poor guide: start from the commit
+        // order the SI replay found, if it placed more blocks.
+        let si;
+        let guide = if self.two {
+            si = super::snapshot::si_placement(self.h, self.keys);
+            if si.placed.len() > replay.placed.len() {
+                &si
+            } else {
+                &replay
+            }
+        } else {
+            &replay
+        };
+        let guess = self.phases(guide);
+        let order = self.guided_order(guide).unwrap_or(order);
         let r = self.sat(&order, &guess);
         self.lap(3, &mut clock);
         r
