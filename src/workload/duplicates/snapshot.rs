@@ -39,6 +39,15 @@ use std::collections::BinaryHeap;
 /// transactions are taken as aborted.
 pub fn replay_si(h: &History, keys: &[KeyFacts]) -> Option<(Vec<TxnId>, Vec<u32>)> {
     let ops = Ops::new(h, keys);
+    // Completion order as it is first: it may leave blocks out of list
+    // order where no later read minds, which [`place`] never does.
+    let mut done: Vec<TxnId> = (0..h.txns.len() as TxnId)
+        .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
+        .collect();
+    done.sort_by_key(|&t| (h.txns[t as usize].complete_seq.unwrap_or(u64::MAX), t));
+    if let Some(r) = latest_snapshots(keys, &ops, &done) {
+        return Some(r);
+    }
     let order = place(h, keys, &ops).order;
     latest_snapshots(keys, &ops, &order).or_else(|| from_events(h, keys, &ops, &order))
 }
@@ -75,8 +84,11 @@ impl Ops {
 }
 
 /// How many times [`place`] starts over with one more precedence learnt
-/// from getting stuck.
+/// from getting stuck, and how many times in a row it may do so without
+/// getting further. Without real time to guide it (no invocations) the
+/// places it finds taken are mostly guesses, and it does not start over.
 const MAX_REPAIRS: usize = 64;
+const MAX_STALE: usize = 4;
 
 /// How far past the first open transaction, in completion order, the
 /// replay looks for the next commit (it is almost always among the next
@@ -100,10 +112,21 @@ const LOOK_BACK: usize = 64;
 /// though it stays in the order).
 fn place(h: &History, keys: &[KeyFacts], ops: &Ops) -> Replay {
     let mut first: FxHashMap<TxnId, Vec<TxnId>> = FxHashMap::default();
-    for _ in 0..MAX_REPAIRS {
+    // The furthest a replay got, and how many repairs since did not help.
+    let (mut best, mut stale) = (0, 0);
+    let repairs = if h.has_invocations { MAX_REPAIRS } else { 0 };
+    for _ in 0..repairs {
         match place_once(h, keys, ops, &first, true) {
             Ok(r) => return r,
-            Err(Some((x, w))) if !first.get(&w).is_some_and(|v| v.contains(&x)) => {
+            Err((step, Some((x, w)))) if !first.get(&w).is_some_and(|v| v.contains(&x)) => {
+                if step > best {
+                    (best, stale) = (step, 0);
+                } else {
+                    stale += 1;
+                    if stale == MAX_STALE {
+                        break;
+                    }
+                }
                 first.entry(w).or_default().push(x)
             }
             Err(_) => break,
@@ -114,9 +137,9 @@ fn place(h: &History, keys: &[KeyFacts], ops: &Ops) -> Replay {
 }
 
 /// One replay. `first[w]`: transactions that must commit before `w`. With
-/// `stop`, the first time nothing fits it returns a transaction and the one
-/// that took its place, if it finds them; without, it commits the first
-/// transaction regardless.
+/// `stop`, the first time nothing fits it returns how many committed and a
+/// transaction and the one that took its place, if it finds them; without,
+/// it commits the first transaction regardless.
 #[allow(clippy::type_complexity)]
 fn place_once(
     h: &History,
@@ -124,7 +147,7 @@ fn place_once(
     ops: &Ops,
     first: &FxHashMap<TxnId, Vec<TxnId>>,
     stop: bool,
-) -> Result<Replay, Option<(TxnId, TxnId)>> {
+) -> Result<Replay, (usize, Option<(TxnId, TxnId)>)> {
     let nt = h.txns.len();
     let mut queue: Vec<TxnId> = (0..nt as TxnId)
         .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
@@ -171,7 +194,10 @@ fn place_once(
             .find(|&t| st.fits(keys, ops, first, t));
         let t = match t {
             Some(t) => t,
-            None if stop => return Err(st.stolen_place(h, keys, ops, first, queue[st.head])),
+            None if stop => {
+                let fix = st.stolen_place(h, keys, ops, first, queue[st.head]);
+                return Err((out.order.len(), fix));
+            }
             None => {
                 out.abandoned.push(queue[st.head]);
                 queue[st.head]
