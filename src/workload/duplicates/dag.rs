@@ -7,6 +7,9 @@
 //! that agrees with it costs nothing, one that disagrees only reorders the
 //! nodes whose positions lie between `b` and `a`.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 /// Who added an edge: a solver literal (`u32` code) or nobody (forced).
 pub const FORCED: u32 = u32::MAX;
 /// Why [`Dag::add_within`] did not add an edge.
@@ -351,6 +354,37 @@ pub fn topo_order_or_short_cycle(
     Err(best)
 }
 
+/// A topological order of `n` nodes under `edges` that, among the nodes
+/// ready at each step, takes the one with the lowest `prio` (ties by id);
+/// `None` on a cycle.
+pub fn priority_order(
+    n: usize,
+    edges: &[(u32, u32)],
+    prio: impl Fn(u32) -> u64,
+) -> Option<Vec<u32>> {
+    let (off, adj) = out_csr(n, edges);
+    let mut indeg = vec![0u32; n];
+    for &(_, b) in edges {
+        indeg[b as usize] += 1;
+    }
+    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = (0..n as u32)
+        .filter(|&v| indeg[v as usize] == 0)
+        .map(|v| Reverse((prio(v), v)))
+        .collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(Reverse((_, v))) = heap.pop() {
+        order.push(v);
+        for &e in &adj[off[v as usize] as usize..off[v as usize + 1] as usize] {
+            let w = edges[e as usize].1;
+            indeg[w as usize] -= 1;
+            if indeg[w as usize] == 0 {
+                heap.push(Reverse((prio(w), w)));
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
 /// Kahn's algorithm over a CSR; on failure, a cycle (edge indices) and the
 /// in-degrees left (positive exactly on nodes reachable from a cycle).
 #[allow(clippy::type_complexity)]
@@ -403,57 +437,6 @@ fn kahn(
     let mut cyc: Vec<usize> = walk[seen[v] as usize..].to_vec();
     cyc.reverse();
     Err((cyc, indeg))
-}
-
-/// The shortest cycle through edge `first` (`a → b`): a BFS from `b` back
-/// to `a` over `edges`. Returns edge indices, `first` first.
-pub fn shortest_cycle_through(n: usize, edges: &[(u32, u32)], first: usize) -> Vec<usize> {
-    let mut off = vec![0u32; n + 1];
-    for &(a, _) in edges {
-        off[a as usize + 1] += 1;
-    }
-    for i in 0..n {
-        off[i + 1] += off[i];
-    }
-    let mut adj = vec![0u32; edges.len()];
-    let mut fill = off.clone();
-    for (i, &(a, _)) in edges.iter().enumerate() {
-        adj[fill[a as usize] as usize] = i as u32;
-        fill[a as usize] += 1;
-    }
-    let (a, b) = edges[first];
-    if a == b {
-        return vec![first];
-    }
-    const START: u32 = u32::MAX - 1;
-    let mut via = vec![u32::MAX; n];
-    let mut queue = vec![b];
-    via[b as usize] = START;
-    let mut i = 0;
-    while i < queue.len() && via[a as usize] == u32::MAX {
-        let v = queue[i] as usize;
-        i += 1;
-        for &e in &adj[off[v] as usize..off[v + 1] as usize] {
-            let w = edges[e as usize].1 as usize;
-            if via[w] == u32::MAX {
-                via[w] = e;
-                queue.push(w as u32);
-            }
-        }
-    }
-    if via[a as usize] == u32::MAX {
-        return vec![first];
-    }
-    let mut path = Vec::new();
-    let mut v = a as usize;
-    while v != b as usize {
-        let e = via[v] as usize;
-        path.push(e);
-        v = edges[e].0 as usize;
-    }
-    path.push(first);
-    path.reverse();
-    path
 }
 
 #[cfg(test)]
@@ -514,8 +497,6 @@ mod tests {
         for w in 0..3 {
             assert_eq!(edges[cyc[w]].1, edges[cyc[(w + 1) % 3]].0);
         }
-        let short = shortest_cycle_through(4, &edges, 2);
-        assert_eq!(short, vec![2, 0, 1]);
     }
 
     #[test]
@@ -538,5 +519,15 @@ mod tests {
             topo_order_or_short_cycle(2, &[(0, 1), (1, 1)], 8).unwrap_err(),
             vec![1]
         );
+    }
+
+    #[test]
+    fn the_priority_order_takes_the_lowest_ready_node_and_sees_cycles() {
+        // 2 waits for 0 and 1, then goes first (lowest value); 3 is free
+        // from the start but has the highest value.
+        let prio = [5u64, 1, 0, 9];
+        let o = priority_order(4, &[(0, 2), (1, 2)], |v| prio[v as usize]).unwrap();
+        assert_eq!(o, vec![1, 0, 2, 3]);
+        assert!(priority_order(3, &[(0, 1), (1, 2), (2, 0)], |_| 0).is_none());
     }
 }

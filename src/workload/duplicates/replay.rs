@@ -57,6 +57,21 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// Nothing run yet: every key at position 0 (reached with none run).
+    pub fn for_keys(keys: &[KeyFacts]) -> Replay {
+        Replay {
+            reached: keys
+                .iter()
+                .map(|k| {
+                    let mut r = vec![u32::MAX; k.list.len() + 1];
+                    r[0] = 0;
+                    r
+                })
+                .collect(),
+            ..Replay::default()
+        }
+    }
+
     /// True when every `ok` transaction ran and nothing was skipped.
     pub fn complete(&self) -> bool {
         self.abandoned.is_empty() && self.skipped == 0
@@ -338,17 +353,7 @@ impl<'a> Run<'a> {
             lo: 0,
             by_invoke,
             inv_ptr: 0,
-            out: Replay {
-                reached: keys
-                    .iter()
-                    .map(|k| {
-                        let mut r = vec![u32::MAX; k.list.len() + 1];
-                        r[0] = 0;
-                        r
-                    })
-                    .collect(),
-                ..Replay::default()
-            },
+            out: Replay::for_keys(keys),
         }
     }
 

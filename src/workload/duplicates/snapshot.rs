@@ -31,8 +31,6 @@ use super::problem::KeyFacts;
 use super::replay::Replay;
 use crate::history::{History, Outcome, TxnId};
 use rustc_hash::FxHashMap;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Commit order and snapshot points (how many commits each transaction's
 /// snapshot includes), or `None` when the replay gets stuck. `info`
@@ -171,17 +169,7 @@ fn place_once(
         agree: vec![0; keys.len()],
         slots: vec![Vec::new(); keys.len()],
     };
-    let mut out = Replay {
-        reached: keys
-            .iter()
-            .map(|k| {
-                let mut r = vec![u32::MAX; k.list.len() + 1];
-                r[0] = 0;
-                r
-            })
-            .collect(),
-        ..Replay::default()
-    };
+    let mut out = Replay::for_keys(keys);
     for _ in 0..queue.len() {
         while st.done[queue[st.head] as usize] {
             st.head += 1;
@@ -562,22 +550,6 @@ fn from_events(
             }
         }
     }
-    let n = 2 * nt;
-    let mut off = vec![0u32; n + 1];
-    let mut indeg = vec![0u32; n];
-    for &(a, b) in &edges {
-        off[a as usize + 1] += 1;
-        indeg[b as usize] += 1;
-    }
-    for i in 0..n {
-        off[i + 1] += off[i];
-    }
-    let mut adj = vec![0u32; edges.len()];
-    let mut fill = off.clone();
-    for &(a, b) in &edges {
-        adj[fill[a as usize] as usize] = b;
-        fill[a as usize] += 1;
-    }
     let time = |e: u32| {
         let x = &h.txns[(e / 2) as usize];
         let c = x.complete_seq.unwrap_or(u64::MAX / 4);
@@ -587,29 +559,24 @@ fn from_events(
             2 * c + 1
         }
     };
-    let mut heap: BinaryHeap<Reverse<(u64, u32)>> = order
-        .iter()
-        .map(|&t| snap(t))
-        .filter(|&e| indeg[e as usize] == 0)
-        .map(|e| Reverse((time(e), e)))
-        .collect();
+    let events = super::dag::priority_order(2 * nt, &edges, time)?;
+    // Events of transactions outside `order` have no edges: skipped.
+    let mut inside = vec![false; nt];
+    for &t in order {
+        inside[t as usize] = true;
+    }
     let mut commits = Vec::with_capacity(order.len());
     let mut start_at = vec![0u32; nt];
-    while let Some(Reverse((_, e))) = heap.pop() {
+    for e in events {
+        let t = e / 2;
+        if !inside[t as usize] {
+            continue;
+        }
         if e.is_multiple_of(2) {
-            start_at[(e / 2) as usize] = commits.len() as u32;
+            start_at[t as usize] = commits.len() as u32;
         } else {
-            commits.push(e / 2);
+            commits.push(t);
         }
-        for &f in &adj[off[e as usize] as usize..off[e as usize + 1] as usize] {
-            indeg[f as usize] -= 1;
-            if indeg[f as usize] == 0 {
-                heap.push(Reverse((time(f), f)));
-            }
-        }
-    }
-    if commits.len() < order.len() {
-        return None;
     }
     let snaps = commits.iter().map(|&t| start_at[t as usize]).collect();
     Some((commits, snaps))

@@ -909,37 +909,8 @@ impl<'a> Solver<'a> {
                 prio[self.s(k as u32, p) as usize] = next;
             }
         }
-        let edges = self.forced_graph();
-        let mut off = vec![0u32; n + 1];
-        let mut indeg = vec![0u32; n];
-        for &(a, b, _) in &edges {
-            off[a as usize + 1] += 1;
-            indeg[b as usize] += 1;
-        }
-        for i in 0..n {
-            off[i + 1] += off[i];
-        }
-        let mut adj = vec![0u32; edges.len()];
-        let mut fill = off.clone();
-        for &(a, b, _) in &edges {
-            adj[fill[a as usize] as usize] = b;
-            fill[a as usize] += 1;
-        }
-        let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u32)>> = (0..n as u32)
-            .filter(|&v| indeg[v as usize] == 0)
-            .map(|v| std::cmp::Reverse((prio[v as usize], v)))
-            .collect();
-        let mut order = Vec::with_capacity(n);
-        while let Some(std::cmp::Reverse((_, v))) = heap.pop() {
-            order.push(v);
-            for &w in &adj[off[v as usize] as usize..off[v as usize + 1] as usize] {
-                indeg[w as usize] -= 1;
-                if indeg[w as usize] == 0 {
-                    heap.push(std::cmp::Reverse((prio[w as usize], w)));
-                }
-            }
-        }
-        (order.len() == n).then_some(order)
+        let edges: Vec<(u32, u32)> = self.forced_graph().iter().map(|e| (e.0, e.1)).collect();
+        dag::priority_order(n, &edges, |v| prio[v as usize])
     }
 
     /// Phases from a replay: each block's place true (its other places
