@@ -39,11 +39,11 @@ pub fn replay_si(h: &History, keys: &[KeyFacts]) -> Option<(Vec<TxnId>, Vec<u32>
     let ops = Ops::new(h, keys);
     // Completion order as it is first: it may leave blocks out of list
     // order where no later read minds, which [`place`] never does.
-    let mut done: Vec<TxnId> = (0..h.txns.len() as TxnId)
+    let mut by_completion: Vec<TxnId> = (0..h.txns.len() as TxnId)
         .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
         .collect();
-    done.sort_by_key(|&t| (h.txns[t as usize].complete_seq.unwrap_or(u64::MAX), t));
-    if let Some(r) = latest_snapshots(keys, &ops, &done) {
+    by_completion.sort_by_key(|&t| (h.txns[t as usize].complete_seq.unwrap_or(u64::MAX), t));
+    if let Some(r) = latest_snapshots(keys, &ops, &by_completion) {
         return Some(r);
     }
     let order = place(h, keys, &ops).order;
