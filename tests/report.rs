@@ -425,3 +425,37 @@ fn every_conformance_report_is_well_formed_and_draws_its_findings() {
     }
     assert!(drawn >= 20, "only {drawn} cycles drawn over the corpus");
 }
+
+/// A finding of the duplicate-value solver (issue: such reports drew no
+/// diagram and no timeline, since the report looked for `writer`/`op`/`txns`
+/// in JSON the solver did not write) is drawn from its typed transactions.
+#[test]
+fn duplicate_value_findings_get_a_diagram_and_a_timeline() {
+    // Write skew with a repeated value: both read the other's key empty,
+    // both append 1. Snapshot isolation allows it; serializability does not.
+    let h = history(
+        "{:type :invoke, :f :txn, :process 0, :time 10, :index 0, :value [[:r :x nil] [:append :y 1]]}
+         {:type :invoke, :f :txn, :process 1, :time 20, :index 1, :value [[:r :y nil] [:append :x 1]]}
+         {:type :ok, :f :txn, :process 0, :time 30, :index 2, :value [[:r :x []] [:append :y 1]]}
+         {:type :ok, :f :txn, :process 1, :time 40, :index 3, :value [[:r :y []] [:append :x 1]]}
+         {:type :invoke, :f :txn, :process 0, :time 50, :index 4, :value [[:append :x 1] [:r :x nil] [:r :y nil]]}
+         {:type :ok, :f :txn, :process 0, :time 60, :index 5, :value [[:append :x 1] [:r :x [1 1]] [:r :y [1]]]}",
+    );
+    let r = check(&h, Some(&["serializable"]), &[]);
+    assert_eq!(r.anomaly_types, vec!["G2-item".to_string()], "{r:?}");
+    let dir = out_dir("duplicates");
+    write_report(&h, &r, &dir, &ReportOptions::default()).unwrap();
+    let texts = svg_texts(&dir.join("G2-item/1.svg"));
+    for t in ["T1", "T2"] {
+        assert!(texts.iter().any(|x| x.starts_with(t)), "{t}: {texts:?}");
+    }
+    let html = page(&dir);
+    assert!(
+        html.contains("src=\"G2-item/1.svg\""),
+        "no diagram on the page"
+    );
+    assert!(
+        html.contains("<figure class=\"timeline\"><svg"),
+        "no timeline on the page"
+    );
+}

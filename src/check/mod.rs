@@ -7,7 +7,7 @@ pub mod timing;
 
 use crate::explain::cycle::{self as cyc, ExplainedCycle};
 use crate::graph::{ExplainOrder, GraphBuilder, Rels};
-use crate::history::{History, MopKind, Observed};
+use crate::history::{History, MopKind, Observed, TxnId};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
 use crate::workload::{duplicates, list_append, Anomaly, Explain, Inference, RenderFn};
 use serde_json::{json, Map, Value};
@@ -112,6 +112,10 @@ pub struct Finding {
     /// For cycle anomalies, the cycle itself (for pictures); the detail and
     /// explanation render from it.
     pub cycle: Option<ExplainedCycle>,
+    /// For non-cycle anomalies of decision procedures that name their
+    /// transactions directly (the duplicate-value solver): the transactions
+    /// involved, in the order they are drawn. Empty otherwise.
+    pub txns: Vec<TxnId>,
     render: Option<Arc<RenderFn>>,
 }
 
@@ -120,6 +124,7 @@ impl Finding {
     pub fn of_cycle(c: ExplainedCycle) -> Self {
         Finding {
             cycle: Some(c),
+            txns: Vec::new(),
             render: None,
         }
     }
@@ -128,7 +133,17 @@ impl Finding {
     pub fn of_anomaly(a: Anomaly) -> Self {
         Finding {
             cycle: None,
+            txns: Vec::new(),
             render: Some(Arc::from(a.into_render())),
+        }
+    }
+
+    /// A non-cycle anomaly that names its transactions: the report draws
+    /// them without reading the rendered detail.
+    pub fn of_txns(txns: Vec<TxnId>, a: Anomaly) -> Self {
+        Finding {
+            txns,
+            ..Finding::of_anomaly(a)
         }
     }
 
@@ -193,9 +208,50 @@ pub struct Report {
     pub anomalies: BTreeMap<String, Vec<Finding>>,
     /// Notes on the limits of this verdict (unknown real-time order, bounds hit).
     pub notes: Vec<String>,
-    /// The whole result already rendered (the duplicate-value solver builds
-    /// its own, with per-level verdicts and witnesses).
-    prebuilt: Option<Value>,
+    /// With `--witness`: for each requested model that holds, the order
+    /// that explains every read (`None` when no witness was asked for).
+    pub witness: Option<Vec<Witness>>,
+}
+
+/// Proof that a history satisfies a model: an order of its transactions
+/// under which every read sees what it saw. Replay it to check the verdict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    /// The model it proves, by Elle's name.
+    pub model: &'static str,
+    /// Committed transactions (`info` ones included when they must have
+    /// committed) in serial order; under snapshot isolation, commit order.
+    pub order: Vec<TxnId>,
+    /// Snapshot isolation only: for each entry of `order`, how many of the
+    /// transactions before it had committed when its snapshot was taken.
+    pub snapshots: Option<Vec<u32>>,
+}
+
+impl Witness {
+    /// `{"order": [op index, ...], "snapshots": [n, ...]}`, ops named by
+    /// their `:index` so the witness can be replayed on the file.
+    pub fn to_json(&self, h: &History) -> Value {
+        let order: Vec<i64> = self
+            .order
+            .iter()
+            .map(|&t| h.txns[t as usize].index)
+            .collect();
+        let mut m = Map::new();
+        m.insert("order".into(), json!(order));
+        if let Some(sp) = &self.snapshots {
+            m.insert("snapshots".into(), json!(sp));
+        }
+        Value::Object(m)
+    }
+}
+
+/// `{"<model>": {"order": [...], ...}, ...}`.
+fn witness_json(h: &History, ws: &[Witness]) -> Value {
+    Value::Object(
+        ws.iter()
+            .map(|w| (w.model.to_string(), w.to_json(h)))
+            .collect(),
+    )
 }
 
 impl Report {
@@ -203,9 +259,6 @@ impl Report {
     /// anything was found `anomaly-types`, `anomalies` (each with its
     /// explanation), `not`, `also-not`; `notes` when the verdict has limits.
     pub fn to_json(&self, h: &History) -> Value {
-        if let Some(j) = &self.prebuilt {
-            return j.clone();
-        }
         let mut out = Map::new();
         out.insert(
             "valid?".into(),
@@ -226,6 +279,9 @@ impl Report {
             out.insert("not".into(), json!(self.not));
             out.insert("also-not".into(), json!(self.also_not));
         }
+        if let Some(ws) = &self.witness {
+            out.insert("witness".into(), witness_json(h, ws));
+        }
         if !self.notes.is_empty() {
             out.insert("notes".into(), json!(self.notes));
         }
@@ -241,20 +297,7 @@ impl Report {
         label: &str,
         out: &mut impl std::io::Write,
     ) -> serde_json::Result<()> {
-        if let Some(j) = &self.prebuilt {
-            let mut j = j.clone();
-            if let Value::Object(m) = &mut j {
-                m.insert("file".into(), json!(label));
-            }
-            return serde_json::to_writer_pretty(out, &j);
-        }
         serde_json::to_writer_pretty(out, &Streamed { r: self, h, label })
-    }
-
-    /// Histories with repeated values, with `--witness`: the order that
-    /// explains every read, per level that holds.
-    pub fn witness(&self) -> Option<&Map<String, Value>> {
-        self.prebuilt.as_ref()?.get("witness")?.as_object()
     }
 }
 
@@ -313,6 +356,9 @@ impl serde::Serialize for Streamed<'_> {
             m.serialize_entry("anomalies", &StreamedAnomalies(r, self.h))?;
             m.serialize_entry("not", &r.not)?;
             m.serialize_entry("also-not", &r.also_not)?;
+        }
+        if let Some(ws) = &r.witness {
+            m.serialize_entry("witness", &witness_json(self.h, ws))?;
         }
         if !r.notes.is_empty() {
             m.serialize_entry("notes", &r.notes)?;
@@ -408,61 +454,74 @@ fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
         ..duplicates::Limits::default()
     };
     let verdicts = duplicates::check_levels(h, &levels, &limits);
-    let mut json = duplicates::render_json(h, &verdicts, options.witness);
     let valid = if levels.is_empty() {
         Validity::Unknown
     } else {
+        duplicates::overall(&verdicts)
+    };
+    // One finding per distinct reason: a cycle that breaks serializability
+    // usually breaks strict serializability too, with the same words.
+    let mut anomalies: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
+    let mut said: Vec<&str> = Vec::new();
+    for v in &verdicts {
+        let Some(a) = &v.anomaly else { continue };
+        if said.contains(&a.explanation.as_str()) {
+            continue;
+        }
+        said.push(&a.explanation);
+        anomalies
+            .entry(a.kind.clone())
+            .or_default()
+            .push(duplicate_finding(v.level, a));
+    }
+    notes.extend(
         verdicts
             .iter()
-            .fold(Validity::True, |acc, v| match (acc, v.valid) {
-                (Validity::False, _) | (_, Validity::False) => Validity::False,
-                (Validity::Unknown, _) | (_, Validity::Unknown) => Validity::Unknown,
-                _ => Validity::True,
-            })
-    };
-    let strings = |v: &Value| -> Vec<String> {
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|x| x.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let text = duplicates::render_text(h, &verdicts, options.witness);
-    let mut anomalies = BTreeMap::new();
-    if let Some(Value::Object(m)) = json.get("anomalies") {
-        for (kind, xs) in m {
-            let fs = xs
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|x| {
-                    let text = x["explanation"].as_str().unwrap_or(&text).to_string();
-                    Finding::eager(x.clone(), text)
+            .filter(|v| v.valid == Validity::Unknown)
+            .map(|v| format!("{}: {}", v.level.name(), v.reason)),
+    );
+    let witness = options.witness.then(|| {
+        verdicts
+            .iter()
+            .filter_map(|v| {
+                Some(Witness {
+                    model: v.level.name(),
+                    order: v.witness.clone()?,
+                    snapshots: v.snapshots.clone(),
                 })
-                .collect();
-            anomalies.insert(kind.clone(), fs);
-        }
-    }
-    if let Value::Object(m) = &mut json {
-        m.insert(
-            "valid?".into(),
-            serde_json::to_value(valid).expect("validity serializes"),
-        );
-        let mut all = strings(m.get("notes").unwrap_or(&Value::Null));
-        notes.append(&mut all);
-        m.insert("notes".into(), json!(notes));
-    }
+            })
+            .collect()
+    });
+    let (not, also_not) = duplicates::ruled_out(&verdicts);
     Report {
         valid,
-        anomaly_types: strings(&json["anomaly-types"]),
-        not: strings(&json["not"]),
-        also_not: strings(&json["also-not"]),
+        anomaly_types: anomalies.keys().cloned().collect(),
+        not: not.into_iter().map(String::from).collect(),
+        also_not: also_not.into_iter().map(String::from).collect(),
         anomalies,
         notes,
-        prebuilt: Some(json),
+        witness,
     }
+}
+
+/// A reason the duplicate-value solver found, as a finding that names its
+/// transactions (for pictures) and renders Elle-shaped detail on demand:
+/// `{"level", "ops", "keys", "explanation"}`.
+fn duplicate_finding(level: duplicates::Level, a: &duplicates::DupAnomaly) -> Finding {
+    let (txns, keys, text) = (a.txns.clone(), a.keys.clone(), a.explanation.clone());
+    let drawn = a.txns.clone();
+    Finding::of_txns(
+        drawn,
+        Anomaly::new("", move |h| {
+            let detail = json!({
+                "level": level.name(),
+                "ops": txns.iter().map(|&t| crate::explain::json::op(h, t)).collect::<Vec<_>>(),
+                "keys": keys.iter().map(|&k| crate::explain::json::key(h, k)).collect::<Vec<_>>(),
+                "explanation": text,
+            });
+            (detail, text.clone())
+        }),
+    )
 }
 
 /// A copy of `h` in which the reads of `info` and `fail` transactions are
@@ -571,7 +630,7 @@ fn finish(
         also_not: verdict.also_not,
         anomalies: reported,
         notes,
-        prebuilt: None,
+        witness: None,
     }
 }
 
@@ -588,13 +647,12 @@ pub fn render_report(h: &History, r: &Report, name: &str) -> String {
     for note in &r.notes {
         s.push_str(&format!("Note: {note}\n"));
     }
-    if let Some(w) = r.witness() {
-        for (level, v) in w {
-            s.push_str(&format!(
-                "Witness for {level}: op indices in order {}\n",
-                v["order"]
-            ));
-        }
+    for w in r.witness.iter().flatten() {
+        s.push_str(&format!(
+            "Witness for {}: op indices in order {}\n",
+            w.model,
+            w.to_json(h)["order"]
+        ));
     }
     for (kind, fs) in &r.anomalies {
         s.push_str(&format!("\n== {kind} ({} found)\n", fs.len()));

@@ -451,7 +451,7 @@ fn detail_mops(h: &History, t: TxnId, role: &str, detail: &Value) -> Vec<usize> 
 }
 
 /// Most transactions drawn for one non-cycle anomaly.
-const ANOMALY_MAX_TXNS: usize = 8;
+pub(crate) const ANOMALY_MAX_TXNS: usize = 8;
 
 /// The diagram of a non-cycle anomaly, when its detail names transactions:
 /// writer → reader (G1a, G1b, ...) with an edge naming the anomaly, else the

@@ -177,7 +177,15 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
                 None => {
                     let ix = by_index.get_or_insert_with(|| index_map(h));
                     let detail = f.detail(h);
-                    let named = diagram::detail_txns(&detail, &|i| ix.get(&i).copied());
+                    let named = if f.txns.is_empty() {
+                        diagram::detail_txns(&detail, &|i| ix.get(&i).copied())
+                    } else {
+                        f.txns
+                            .iter()
+                            .take(diagram::ANOMALY_MAX_TXNS)
+                            .map(|&t| ("txn".to_string(), t))
+                            .collect()
+                    };
                     let picture = diagram::anomaly_svg(h, kind, &named, &detail);
                     let involved = named
                         .iter()

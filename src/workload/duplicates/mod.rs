@@ -40,11 +40,9 @@ pub mod solve;
 pub mod windows;
 pub mod witness;
 
-use crate::explain::json as js;
-use crate::history::{History, KeyId, MopKind, Observed, Outcome, TxnId};
+use crate::history::{History, KeyId, MopKind, Observed, TxnId};
 use crate::model::Validity;
 use rustc_hash::FxHashSet;
-use serde_json::{json, Map, Value};
 use std::time::Instant;
 
 pub use solve::Stats;
@@ -503,7 +501,7 @@ pub fn overall(vs: &[DupVerdict]) -> Validity {
 
 /// Models ruled out: the weakest failing levels (`not`) and the stronger
 /// ones they imply (`also-not`).
-fn ruled_out(vs: &[DupVerdict]) -> (Vec<&'static str>, Vec<&'static str>) {
+pub fn ruled_out(vs: &[DupVerdict]) -> (Vec<&'static str>, Vec<&'static str>) {
     let failed: Vec<Level> = Level::ALL
         .iter()
         .copied()
@@ -518,124 +516,4 @@ fn ruled_out(vs: &[DupVerdict]) -> (Vec<&'static str>, Vec<&'static str>) {
     let pos = Level::ALL.iter().position(|l| *l == weakest).unwrap_or(0);
     let also = Level::ALL[pos + 1..].iter().map(|l| l.name()).collect();
     (vec![weakest.name()], also)
-}
-
-/// Elle-shaped JSON: `{"valid?", "anomaly-types", "anomalies", "not", "also-not"}`,
-/// plus `"witness"` per valid level when `with_witness`.
-pub fn render_json(h: &History, vs: &[DupVerdict], with_witness: bool) -> Value {
-    let mut out = Map::new();
-    out.insert(
-        "valid?".into(),
-        serde_json::to_value(overall(vs)).unwrap_or(Value::Null),
-    );
-    let mut types: Vec<String> = Vec::new();
-    let mut anomalies = Map::new();
-    for v in vs {
-        if let Some(a) = &v.anomaly {
-            if !types.contains(&a.kind) {
-                types.push(a.kind.clone());
-            }
-            let entry = anomalies
-                .entry(a.kind.clone())
-                .or_insert_with(|| Value::Array(vec![]));
-            let detail = json!({
-                "level": v.level.name(),
-                "ops": a.txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>(),
-                "keys": a.keys.iter().map(|&k| js::key(h, k)).collect::<Vec<_>>(),
-                "explanation": a.explanation,
-            });
-            if let Value::Array(xs) = entry {
-                if !xs.iter().any(|x| x["explanation"] == detail["explanation"]) {
-                    xs.push(detail);
-                }
-            }
-        }
-    }
-    types.sort();
-    let (not, also) = ruled_out(vs);
-    if !types.is_empty() || overall(vs) != Validity::True {
-        out.insert("anomaly-types".into(), json!(types));
-        out.insert("anomalies".into(), Value::Object(anomalies));
-        out.insert("not".into(), json!(not));
-        out.insert("also-not".into(), json!(also));
-    }
-    let unknown: Vec<String> = vs
-        .iter()
-        .filter(|v| v.valid == Validity::Unknown)
-        .map(|v| format!("{}: {}", v.level.name(), v.reason))
-        .collect();
-    if !unknown.is_empty() {
-        out.insert("notes".into(), json!(unknown));
-    }
-    if with_witness {
-        let mut w = Map::new();
-        for v in vs {
-            if let Some(order) = &v.witness {
-                let idx: Vec<i64> = order.iter().map(|&t| h.txns[t as usize].index).collect();
-                let mut m = Map::new();
-                m.insert("order".into(), json!(idx));
-                if let Some(sp) = &v.snapshots {
-                    m.insert("snapshots".into(), json!(sp));
-                }
-                w.insert(v.level.name().into(), Value::Object(m));
-            }
-        }
-        out.insert("witness".into(), Value::Object(w));
-    }
-    Value::Object(out)
-}
-
-/// A text report: one line per level, the explanation of each failure, and
-/// (with `with_witness`) each valid level's order.
-pub fn render_text(h: &History, vs: &[DupVerdict], with_witness: bool) -> String {
-    let mut s = String::new();
-    s.push_str(&format!("valid? {}\n", overall(vs).name()));
-    let (not, also) = ruled_out(vs);
-    if !not.is_empty() {
-        s.push_str(&format!("Not {}", not.join(", ")));
-        if !also.is_empty() {
-            s.push_str(&format!(" (nor {})", also.join(", ")));
-        }
-        s.push('\n');
-    }
-    for v in vs {
-        s.push_str(&format!(
-            "\n{}: {} ({:.1} ms)\n",
-            v.level.name(),
-            v.valid.name(),
-            v.elapsed_ms
-        ));
-        match (&v.anomaly, v.valid) {
-            (Some(a), _) => s.push_str(&format!("== {}\n{}\n", a.kind, a.explanation.trim_end())),
-            (None, Validity::Unknown) => s.push_str(&format!("unknown: {}\n", v.reason)),
-            _ => {}
-        }
-        if with_witness {
-            if let Some(order) = &v.witness {
-                let names: Vec<String> = order
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &t)| {
-                        let n = format!("T{}", h.txns[t as usize].index);
-                        let info = h.txns[t as usize].outcome == Outcome::Info;
-                        match &v.snapshots {
-                            Some(sp) if sp[i] as usize != i => format!(
-                                "{n}(start after {} commits){}",
-                                sp[i],
-                                if info { "*" } else { "" }
-                            ),
-                            _ => format!("{n}{}", if info { "*" } else { "" }),
-                        }
-                    })
-                    .collect();
-                let what = if v.snapshots.is_some() {
-                    "commit order"
-                } else {
-                    "serial order"
-                };
-                s.push_str(&format!("{what}: {}\n", names.join(" ")));
-            }
-        }
-    }
-    s
 }
