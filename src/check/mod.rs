@@ -673,6 +673,9 @@ pub(crate) fn explain_cycle(
     txns: Vec<u32>,
 ) -> Option<ExplainedCycle> {
     let steps = cyc::explain_steps(h, ex, &txns, |a, b| g.edge(a, b))?;
-    let kind = cyc::classify(&steps);
+    let rels: Vec<Rels> = steps.iter().map(|s| s.rel).collect();
+    // No data step at all: not a dependency cycle (real time and process
+    // order cannot close one), so inference went wrong; report nothing.
+    let kind = crate::graph::classify(&rels)?;
     Some(ExplainedCycle { kind, txns, steps })
 }

@@ -154,7 +154,7 @@ pub(super) fn cycles(
     let mut out = Vec::new();
     let cycle_finding = |txns: Vec<u32>, out: &mut Vec<(String, Finding)>| {
         if let Some(c) = explain_cycle(h, g, ex, txns) {
-            out.push((c.kind.clone(), Finding::of_cycle(c)));
+            out.push((c.kind.name().to_string(), Finding::of_cycle(c)));
         }
     };
     for scc in result.sccs {

@@ -3,7 +3,7 @@
 //! ... However, ...: a contradiction!") and as Elle-shaped JSON.
 
 use crate::explain::json as js;
-use crate::graph::Rels;
+use crate::graph::{CycleClass, Rels};
 use crate::history::{History, TxnId};
 use crate::workload::{Explain, Step};
 use serde_json::{json, Map, Value};
@@ -11,8 +11,9 @@ use serde_json::{json, Map, Value};
 /// A cycle with every step explained.
 #[derive(Clone, Debug)]
 pub struct ExplainedCycle {
-    /// Elle's anomaly type, e.g. `"G-single-item-realtime"`.
-    pub kind: String,
+    /// Elle's name for it, from its step relations
+    /// ([`crate::graph::classify`]).
+    pub kind: CycleClass,
     /// The transactions, closed: the last equals the first.
     pub txns: Vec<TxnId>,
     /// One step per consecutive pair of `txns`.
@@ -85,38 +86,6 @@ pub fn explain_steps(
         .collect()
 }
 
-/// Elle's classification of an explained cycle from its step types: the
-/// count and adjacency of rw steps, then wr, then ww; `-realtime` or
-/// `-process` when such steps occur.
-pub fn classify(steps: &[Step]) -> String {
-    let count = |r: Rels| steps.iter().filter(|s| s.rel == r).count();
-    let rw = count(Rels::RW);
-    let n = steps.len();
-    let adjacent_rw =
-        (0..n).any(|i| steps[i].rel == Rels::RW && steps[(i + 1) % n].rel == Rels::RW);
-    let base = if rw == 1 {
-        "G-single-item"
-    } else if rw > 1 {
-        if adjacent_rw {
-            "G2-item"
-        } else {
-            "G-nonadjacent-item"
-        }
-    } else if count(Rels::WR) > 0 {
-        "G1c"
-    } else {
-        "G0"
-    };
-    let suffix = if count(Rels::REALTIME) > 0 {
-        "-realtime"
-    } else if count(Rels::PROCESS) > 0 {
-        "-process"
-    } else {
-        ""
-    };
-    format!("{base}{suffix}")
-}
-
 /// Substitutes transaction names into a step's clause.
 fn clause(step: &Step, a: &str, b: &str) -> String {
     step.because.replace("{a}", a).replace("{b}", b)
@@ -175,42 +144,6 @@ pub fn to_json(h: &History, c: &ExplainedCycle) -> Value {
     json!({
         "cycle": c.txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>(),
         "steps": c.steps.iter().map(|s| step_json(h, s)).collect::<Vec<_>>(),
-        "type": c.kind,
+        "type": c.kind.name(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn step(rel: Rels) -> Step {
-        Step {
-            rel,
-            key: None,
-            value: None,
-            value2: None,
-            a_mop_index: None,
-            b_mop_index: None,
-            because: String::new(),
-        }
-    }
-
-    fn kind(rels: &[Rels]) -> String {
-        classify(&rels.iter().map(|&r| step(r)).collect::<Vec<_>>())
-    }
-
-    #[test]
-    fn classification_follows_elle_cycle_explainer() {
-        use Rels as R;
-        assert_eq!(kind(&[R::WW, R::WW]), "G0");
-        assert_eq!(kind(&[R::WW, R::WR]), "G1c");
-        assert_eq!(kind(&[R::RW, R::WR]), "G-single-item");
-        assert_eq!(kind(&[R::RW, R::WR, R::RW, R::WR]), "G-nonadjacent-item");
-        // rw edges adjacent across the wrap-around: G2-item, not nonadjacent.
-        assert_eq!(kind(&[R::RW, R::WR, R::RW]), "G2-item");
-        assert_eq!(kind(&[R::RW, R::RW, R::WR]), "G2-item");
-        assert_eq!(kind(&[R::WW, R::PROCESS]), "G0-process");
-        assert_eq!(kind(&[R::WW, R::PROCESS, R::REALTIME]), "G0-realtime");
-        assert_eq!(kind(&[R::RW, R::REALTIME]), "G-single-item-realtime");
-    }
 }

@@ -371,7 +371,7 @@ pub(crate) fn cycle_svg(h: &History, c: &ExplainedCycle) -> String {
         &boxes,
         &centres,
         &edges,
-        &format!("{} cycle of {n} transactions", c.kind),
+        &format!("{} cycle of {n} transactions", c.kind.name()),
     )
 }
 
@@ -564,7 +564,7 @@ mod tests {
     fn two_cycle_edges_bend_apart_and_boxes_do_not_overlap() {
         let h = history(G1C);
         let c = ExplainedCycle {
-            kind: "G1c".into(),
+            kind: crate::graph::CycleClass::from_name("G1c").unwrap(),
             txns: vec![1, 0, 1],
             steps: vec![
                 step(Rels::WR, Some(1), Some(1.into()), None),
