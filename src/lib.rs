@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod cli;
+pub mod evidence;
 pub mod explain;
 pub mod graph;
 pub mod history;

@@ -5,11 +5,12 @@
 mod search;
 pub mod timing;
 
+use crate::evidence::Explain;
 use crate::explain::cycle::{self as cyc, ExplainedCycle};
 use crate::graph::{ExplainOrder, GraphBuilder, Rels};
 use crate::history::{History, MopKind, Observed, TxnId};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
-use crate::workload::{duplicates, list_append, Anomaly, Explain, Inference, RenderFn};
+use crate::workload::{duplicates, list_append, Anomaly, Inference, RenderFn};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;

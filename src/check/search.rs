@@ -5,6 +5,7 @@
 //! lattice (hooks) and turns results into findings.
 
 use super::{explain_cycle, Finding};
+use crate::evidence::Explain;
 use crate::graph::{
     search, CycleClass, CycleExistsHit, DepGraph, ExplainOrder, Rels, SccPrep, SccView,
     SearchHooks, SearchLimits, SearchPlan,
@@ -14,7 +15,6 @@ use crate::model::{
     all_implied_anomalies, all_impossible_models, anomaly, cycle_exists_specs, cycle_types,
     impossible_cycle_anomalies,
 };
-use crate::workload::Explain;
 use rustc_hash::FxHashMap;
 use serde_json::json;
 use std::sync::{Arc, Mutex};

@@ -2,10 +2,10 @@
 //! it, rendered as Elle renders them ("Let: T1 = ... Then: T1 < T2, because
 //! ... However, ...: a contradiction!") and as Elle-shaped JSON.
 
+use crate::evidence::{Explain, Step};
 use crate::explain::json as js;
 use crate::graph::{CycleClass, Rels};
 use crate::history::{History, TxnId};
-use crate::workload::{Explain, Step};
 use serde_json::{json, Map, Value};
 
 /// A cycle with every step explained.

@@ -3,11 +3,11 @@
 //! the transactions it names.
 
 use super::svg::{clip, esc, num, text_width, Svg, TxnBox};
+use crate::evidence::Step;
 use crate::explain::cycle::ExplainedCycle;
 use crate::explain::json as js;
 use crate::graph::Rels;
 use crate::history::{History, MopKind, TxnId};
-use crate::workload::Step;
 use serde_json::Value;
 
 const LABEL_FONT: f64 = 11.0;

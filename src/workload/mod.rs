@@ -6,8 +6,9 @@ pub mod duplicates;
 pub mod list_append;
 pub mod rw_register;
 
+pub use crate::evidence::{Explain, Step};
 use crate::graph::Rels;
-use crate::history::{History, KeyId, TxnId};
+use crate::history::{History, TxnId};
 
 /// Renders an anomaly's Elle-shaped detail and its text explanation.
 pub type RenderFn = dyn Fn(&History) -> (serde_json::Value, String) + Send + Sync;
@@ -71,23 +72,6 @@ impl std::fmt::Debug for Anomaly {
     }
 }
 
-/// Why `a → b` holds for one relation: the evidence behind one cycle step.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Step {
-    /// Exactly one relation bit.
-    pub rel: Rels,
-    /// For ww/wr/rw: the key, the value(s) and the micro-op positions in the
-    /// two transactions (Elle's `:key :value :value' :a-mop-index :b-mop-index`).
-    pub key: Option<KeyId>,
-    pub value: Option<serde_json::Value>,
-    pub value2: Option<serde_json::Value>,
-    pub a_mop_index: Option<usize>,
-    pub b_mop_index: Option<usize>,
-    /// The clause that justifies the step, e.g.
-    /// "T2 observed T1's append of 5 to key 3".
-    pub because: String,
-}
-
 /// What inference produces for one history.
 #[derive(Default)]
 pub struct Inference {
@@ -95,10 +79,4 @@ pub struct Inference {
     pub edges: Vec<(TxnId, TxnId, Rels)>,
     /// Non-cycle anomalies.
     pub anomalies: Vec<Anomaly>,
-}
-
-/// A workload's explainer: given an edge the inference produced, say why,
-/// preferring relations in Elle's order (ww, wr, rw).
-pub trait Explain {
-    fn explain(&self, h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<Step>;
 }
