@@ -2,7 +2,6 @@
 //! ../shared/conformance/rw-register): Elle runs its wr-graph analyzer
 //! alone, so a case is invalid exactly when the wr edges alone form a cycle.
 
-use isolde::check::{CheckOptions, Workload};
 use isolde::graph::{sccs, GraphBuilder, Rels};
 use isolde::history::read::read_history_file;
 use isolde::workload::rw_register;
@@ -34,10 +33,8 @@ fn wr_graph_cases_match_elle() {
         .collect();
     names.sort();
     assert_eq!(names.len(), 5, "Elle has five wr-graph cases");
-    let opts = CheckOptions {
-        workload: Workload::RwRegister,
-        ..CheckOptions::default()
-    };
+    // Elle's defaults: only the initial state orders versions.
+    let opts = rw_register::RegisterOptions::default();
     for edn in names {
         let expected: Value = serde_json::from_str(
             &std::fs::read_to_string(edn.with_extension("expected.json")).unwrap(),
@@ -45,7 +42,7 @@ fn wr_graph_cases_match_elle() {
         .unwrap();
         assert_eq!(expected["options"]["analyzer"], "elle.rw-register/wr-graph");
         let h = read_history_file(&edn, None).unwrap();
-        let (inf, _) = rw_register::infer(&h, &opts);
+        let (inf, _) = rw_register::infer_with(&h, &opts);
         let mut g = GraphBuilder::with_nodes(h.txns.len());
         for &(a, b, r) in &inf.edges {
             if r == Rels::WR {

@@ -77,6 +77,17 @@ impl Default for CheckOptions {
 }
 
 impl CheckOptions {
+    /// The register-inference options these ask for.
+    pub fn register_options(&self) -> crate::workload::rw_register::RegisterOptions<'_> {
+        crate::workload::rw_register::RegisterOptions {
+            wfr_keys: self.wfr_keys,
+            sequential_keys: self.sequential_keys,
+            linearizable_keys: self.linearizable_keys,
+            realtime_versions: self.realtime_versions,
+            transaction_order: self.transaction_order.as_ref(),
+        }
+    }
+
     fn model_options(&self) -> Result<ModelOptions, model::ModelError> {
         let models: Option<Vec<&str>> = self
             .models
@@ -408,7 +419,8 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
         }
         Workload::RwRegister => {
             let mut clock = timing::Stopwatch::start();
-            let (inference, rr) = crate::workload::rw_register::infer(h, options);
+            let (inference, rr) =
+                crate::workload::rw_register::infer_with(h, &options.register_options());
             clock.lap("infer");
             finish(h, options, workload, &mopts, inference, &rr)
         }

@@ -36,7 +36,6 @@ mod versions;
 mod tests;
 
 use super::{Explain, Inference, Step};
-use crate::check::CheckOptions;
 use crate::explain::json as js;
 use crate::graph::Rels;
 use crate::history::{Datum, History, KeyId, MopKind, Observed, Outcome, TxnId, ValId};
@@ -65,9 +64,8 @@ pub(crate) struct Ext {
     pub write: Option<(Ver, u32)>,
 }
 
-/// Which version-order sources to use. Built from [`CheckOptions`] by
-/// [`RegisterOptions::from_check`]; `realtime_versions` is the OneLite
-/// option, not (yet) in `CheckOptions`.
+/// Which version-order sources to use: register inference's own options
+/// (the front door builds them from its `CheckOptions`).
 #[derive(Clone, Copy, Debug)]
 pub struct RegisterOptions<'o> {
     /// Writes follow reads within a transaction (off unless asked for, in
@@ -82,19 +80,6 @@ pub struct RegisterOptions<'o> {
     pub realtime_versions: bool,
     /// The database's commit order: op `:index` → position.
     pub transaction_order: Option<&'o BTreeMap<i64, i64>>,
-}
-
-impl<'o> RegisterOptions<'o> {
-    /// The register options that `opts` asks for.
-    pub fn from_check(opts: &'o CheckOptions) -> Self {
-        RegisterOptions {
-            wfr_keys: opts.wfr_keys,
-            sequential_keys: opts.sequential_keys,
-            linearizable_keys: opts.linearizable_keys,
-            realtime_versions: opts.realtime_versions,
-            transaction_order: opts.transaction_order.as_ref(),
-        }
-    }
 }
 
 impl Default for RegisterOptions<'_> {
@@ -138,13 +123,8 @@ pub struct RwRegister<'h> {
     sources: Vec<&'static str>,
 }
 
-/// Runs rw-register inference with the options `opts` asks for: edges,
-/// non-cycle anomalies, and the indices that explain the edges.
-pub fn infer<'h>(h: &'h History, opts: &CheckOptions) -> (Inference, RwRegister<'h>) {
-    infer_with(h, &RegisterOptions::from_check(opts))
-}
-
-/// [`infer`], with the register options given directly.
+/// Runs rw-register inference with the version-order sources `opts` asks
+/// for: edges, non-cycle anomalies, and the indices that explain the edges.
 pub fn infer_with<'h>(h: &'h History, opts: &RegisterOptions<'_>) -> (Inference, RwRegister<'h>) {
     let (ext_start, ext) = external_effects(h);
     let amb = Ambiguity::of(h);
