@@ -12,6 +12,9 @@
 //! Under CI=true the live tests fail when the server is down; elsewhere they
 //! skip with a message.
 
+// Talks to MariaDB through the `mysql` crate, like `isolde run mysql`.
+#![cfg(feature = "run-mysql")]
+
 mod run_support;
 
 use isolde::check::{Report, Workload};

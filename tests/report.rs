@@ -9,7 +9,7 @@
 use isolde::check::{check_history, CheckOptions, Finding, Report};
 use isolde::history::read::read_history;
 use isolde::history::History;
-use isolde::report::{write_report, PlotFormat, ReportOptions};
+use isolde::report::{write_report, ReportOptions};
 use std::path::{Path, PathBuf};
 
 fn conformance_dir() -> PathBuf {
@@ -270,13 +270,14 @@ fn drawing_is_capped_per_type_and_the_page_says_so() {
     assert_eq!(html.matches("class=\"finding\"").count(), 20);
 }
 
+#[cfg(feature = "png")]
 #[test]
 fn png_diagrams_decode_and_are_not_blank() {
     let h = conformance("checker-test--G1c-2");
     let r = check(&h, Some(&[]), &["G1"]);
     let dir = out_dir("png");
     let opts = ReportOptions {
-        plot_format: PlotFormat::Png,
+        plot_format: isolde::report::PlotFormat::Png,
         ..ReportOptions::default()
     };
     write_report(&h, &r, &dir, &opts).unwrap();

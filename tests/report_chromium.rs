@@ -3,6 +3,9 @@
 //! anomalies in the DOM. Needs Debian's `chromium` (installed by `.ci/run`):
 //! under CI=true a missing browser fails the test; elsewhere it skips.
 
+// The screenshot is decoded with resvg's PNG decoder.
+#![cfg(feature = "png")]
+
 use isolde::check::{check_history, CheckOptions};
 use isolde::history::read::read_history;
 use isolde::report::{write_report, ReportOptions};

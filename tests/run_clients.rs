@@ -6,7 +6,9 @@ mod run_support;
 use isolde::history::Outcome;
 use isolde::run::client::{parse_list, Completion};
 use isolde::run::exec::{parse_reply, request_line};
-use isolde::run::{mysql, postgres, sqlite, Mop, ReadValue, WorkloadKind};
+#[cfg(feature = "run-sqlite")]
+use isolde::run::sqlite;
+use isolde::run::{mysql, postgres, Mop, ReadValue, WorkloadKind};
 
 #[test]
 fn postgres_sqlstates() {
@@ -87,6 +89,7 @@ fn mysql_session_vars_are_plain_words() {
 }
 
 /// A real SQLite lock conflict is a definite abort; other errors are not.
+#[cfg(feature = "run-sqlite")]
 #[test]
 fn sqlite_busy_is_fail_and_other_errors_info() {
     let path = run_support::temp_path("busy.sqlite");
@@ -192,6 +195,7 @@ fn exec_requests_and_replies() {
 
 /// The SQLite target end to end, both workloads and both BEGIN modes: every
 /// transaction completes, and the history reads back.
+#[cfg(feature = "run-sqlite")]
 #[test]
 fn sqlite_runs_record_complete_histories() {
     for (w, begin, journal) in [
@@ -250,6 +254,7 @@ fn setup_errors_are_typed() {
 }
 
 /// `--rate` spaces transactions out; `--time-limit` stops the run.
+#[cfg(feature = "run-sqlite")]
 #[test]
 fn rate_and_time_limit_bound_the_run() {
     let db = run_support::temp_path("rate.sqlite").display().to_string();

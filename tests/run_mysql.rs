@@ -2,6 +2,8 @@
 //! database `test`). Under CI=true these fail when the server is down;
 //! elsewhere they skip. Override the URL with ISOLDE_TEST_MYSQL_URL.
 
+#![cfg(feature = "run-mysql")]
+
 mod run_support;
 
 use isolde::check::Workload;

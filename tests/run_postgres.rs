@@ -2,6 +2,8 @@
 //! auth). Under CI=true these fail when the server is down; elsewhere they skip.
 //! Override the URL with ISOLDE_TEST_PG_URL.
 
+#![cfg(feature = "run-postgres")]
+
 mod run_support;
 
 use isolde::check::Workload;

@@ -21,13 +21,16 @@ pub use crate::model::Validity;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Workload {
     #[default]
+    /// Jepsen's list-append: `[:append k v]`, `[:r k [v ...]]`.
     ListAppend,
+    /// Registers: `[:w k v]`, `[:r k v]`.
     RwRegister,
 }
 
 /// What to check for: Elle's options.
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
+    /// Which inference to run, when `workload_given`.
     pub workload: Workload,
     /// False: infer the workload from the history's micro-ops.
     pub workload_given: bool,
@@ -210,11 +213,13 @@ impl std::fmt::Debug for Finding {
 /// The result of checking one history.
 #[derive(Clone, Debug)]
 pub struct Report {
+    /// Elle's `valid?`: whether the models and anomalies asked for hold.
     pub valid: Validity,
     /// Sorted anomaly type names.
     pub anomaly_types: Vec<String>,
     /// Weakest models ruled out, and all models ruled out that are stronger.
     pub not: Vec<String>,
+    /// Every other model ruled out (Elle's `also-not`).
     pub also_not: Vec<String>,
     /// Reported anomalies by type.
     pub anomalies: BTreeMap<String, Vec<Finding>>,

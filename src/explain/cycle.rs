@@ -25,6 +25,7 @@ pub struct ExplainedCycle {
 pub struct OrderExplainer;
 
 impl OrderExplainer {
+    /// A process or real-time step from `a` to `b`, if `allowed` has one and the history shows it.
     pub fn explain(&self, h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<Step> {
         let (ta, tb) = (&h.txns[a as usize], &h.txns[b as usize]);
         if allowed.intersects(Rels::PROCESS) && ta.process == tb.process && ta.index < tb.index {

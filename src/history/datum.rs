@@ -5,21 +5,31 @@ use std::fmt;
 /// Keys and values are opaque: two data are the same iff they are equal here.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Datum {
+    /// `nil`.
     Nil,
+    /// `true` / `false`.
     Bool(bool),
+    /// An integer that fits 64 bits.
     Int(i64),
     /// An integer beyond 64 bits, kept as its decimal text (sign included).
     BigInt(String),
     /// A float, kept as its text so that equality is exact and hashing works.
     Float(String),
+    /// A string.
     Str(String),
     /// A keyword, without the leading colon (`:x` is `Keyword("x")`).
     Keyword(String),
+    /// A symbol, e.g. `txn`.
     Symbol(String),
+    /// A character, e.g. `\a`.
     Char(char),
+    /// `[...]`.
     Vector(Vec<Datum>),
+    /// `(...)`.
     List(Vec<Datum>),
+    /// `#{...}`, in written order.
     Set(Vec<Datum>),
+    /// `{...}`, in written order.
     Map(Vec<(Datum, Datum)>),
 }
 

@@ -10,7 +10,7 @@
 //! to [`MAX_DEPTH`] levels so that every later recursive walk of a [`Datum`]
 //! (drop, hash, print) is safe too.
 //!
-//! The same scanner also tokenizes JSON (see [`Dialect::Json`]); `json.rs`
+//! The same scanner also tokenizes JSON (see `Dialect::Json`); `json.rs`
 //! and `onelite.rs` only add their own field conventions.
 
 use super::error::ReadError;

@@ -4,26 +4,34 @@
 use std::io;
 
 #[derive(Debug, thiserror::Error)]
+/// Why a history could not be read; each names the input, so messages point at the file.
 pub enum ReadError {
     /// The bytes could not be read (missing file, corrupt gzip/zstd stream).
     #[error("{file}: cannot read: {source}")]
     Io {
+        /// The input's name (a path, or what the caller passed).
         file: String,
         #[source]
+        /// The underlying I/O or decompression error.
         source: io::Error,
     },
     /// The bytes were read but are not a valid history. `line` and `col` are
     /// 1-based; the column counts bytes.
     #[error("{file}:{line}:{col}: {what}")]
     Invalid {
+        /// The input's name.
         file: String,
+        /// 1-based line.
         line: u32,
+        /// 1-based byte column.
         col: u32,
+        /// What was expected or what is wrong.
         what: String,
     },
 }
 
 impl ReadError {
+    /// A syntax or shape error at `line`:`col` of `file`.
     pub fn invalid(file: &str, line: u32, col: u32, what: impl Into<String>) -> Self {
         ReadError::Invalid {
             file: file.to_string(),
@@ -33,6 +41,7 @@ impl ReadError {
         }
     }
 
+    /// An I/O error while reading `file`.
     pub fn io(file: &str, source: io::Error) -> Self {
         ReadError::Io {
             file: file.to_string(),

@@ -6,6 +6,7 @@ use super::Datum;
 use rustc_hash::FxHashMap;
 
 #[derive(Clone, Debug, Default)]
+/// Dense ids for keys or values: the checker compares `u32`s, and turns them back into data only to print.
 pub struct Interner {
     data: Vec<Datum>,
     ints: FxHashMap<i64, u32>,
@@ -13,6 +14,7 @@ pub struct Interner {
 }
 
 impl Interner {
+    /// An empty interner.
     pub fn new() -> Self {
         Self::default()
     }
@@ -48,14 +50,17 @@ impl Interner {
         }
     }
 
+    /// The datum with id `id` (panics on an id this interner did not give).
     pub fn datum(&self, id: u32) -> &Datum {
         &self.data[id as usize]
     }
 
+    /// How many distinct data were interned.
     pub fn len(&self) -> usize {
         self.data.len()
     }
 
+    /// No datum interned yet.
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }

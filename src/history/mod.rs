@@ -1,7 +1,7 @@
 //! The history model shared by every stage: transactions with compact integer
 //! ids, interned keys and values, micro-ops in one flat arena.
 //!
-//! Readers (`edn`, `json`, `onelite`) turn bytes into [`RawOp`]s; the
+//! Readers (`edn`, `json`, `onelite`) turn bytes into [`RawOp`](raw::RawOp)s; the
 //! [`builder`] pairs invocations with completions and produces a [`History`].
 
 pub mod builder;
@@ -36,6 +36,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Jepsen's `:type` for the outcome: `ok`, `fail` or `info`.
     pub fn name(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
@@ -63,7 +64,12 @@ pub enum Observed {
     /// initial state (no list / never written).
     Nil,
     /// A list: `len` values starting at `start` in [`History::elems`].
-    List { start: u32, len: u32 },
+    List {
+        /// First index in [`History::elems`].
+        start: u32,
+        /// Number of values.
+        len: u32,
+    },
     /// A single value (register read, or the value of an append/write).
     Scalar(ValId),
 }
@@ -71,7 +77,9 @@ pub enum Observed {
 /// One micro-operation of a transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Mop {
+    /// Append, write or read.
     pub kind: MopKind,
+    /// The key, an id in [`History::keys`].
     pub key: KeyId,
     /// For appends and writes: `Scalar(v)` (or `Nil` for `[:w k nil]`).
     /// For reads: what was read.
@@ -86,7 +94,9 @@ pub type Process = i64;
 /// invocation that never completed, or a completion that was never invoked).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Txn {
+    /// Committed, aborted or unknown.
     pub outcome: Outcome,
+    /// The client that ran it.
     pub process: Process,
     /// The `:index` of the completion op (or of the invocation if there is
     /// no completion). This is the number Elle uses to name the op.
@@ -95,15 +105,18 @@ pub struct Txn {
     pub invoke_index: Option<i64>,
     /// `:time` of invocation and completion, when known (-1 in Jepsen = unknown).
     pub invoke_time: Option<i64>,
+    /// Completion `:time`, when known.
     pub complete_time: Option<i64>,
     /// Position of the invocation / completion in the history's event order
     /// (line order for Jepsen histories, time order for OneLite). Real-time
     /// order is `a.complete_seq < b.invoke_seq`. `None` when unknown.
     pub invoke_seq: Option<u64>,
+    /// Position of the completion in the event order (see `invoke_seq`).
     pub complete_seq: Option<u64>,
     /// The micro-ops (from the completion, or the invocation when the
     /// completion carries none): a range of [`History::mops`].
     pub mops_start: u32,
+    /// Number of micro-ops from `mops_start`.
     pub mops_len: u32,
     /// Line of the completion (or invocation) in the source, for messages.
     pub line: u32,
@@ -116,10 +129,13 @@ pub struct Txn {
 pub struct History {
     /// Transactions in order of their completion op's position (Elle's order).
     pub txns: Vec<Txn>,
+    /// All transactions' micro-ops, each transaction a contiguous range.
     pub mops: Vec<Mop>,
     /// Flat arena of the values of all list reads.
     pub elems: Vec<ValId>,
+    /// Interned keys: [`Mop::key`] indexes this.
     pub keys: Interner,
+    /// Interned values: appended, written and read values index this.
     pub values: Interner,
     /// True when at least one transaction has both an invocation and a
     /// completion, so that real-time order means something.

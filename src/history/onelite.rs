@@ -18,7 +18,9 @@ use std::io::Read;
 /// The workload named in the header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OneLiteWorkload {
+    /// List-append transactions.
     ListAppend,
+    /// Read-write register transactions.
     Register,
 }
 

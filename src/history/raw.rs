@@ -7,9 +7,13 @@ use super::{Datum, MopKind, Outcome};
 /// The `:type` of a Jepsen operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OpType {
+    /// The client asked.
     Invoke,
+    /// Completed: committed.
     Ok,
+    /// Completed: certainly not committed.
     Fail,
+    /// Completed or not: unknown.
     Info,
 }
 
@@ -25,6 +29,7 @@ impl OpType {
         })
     }
 
+    /// The name as written in histories.
     pub fn name(self) -> &'static str {
         match self {
             OpType::Invoke => "invoke",
@@ -63,8 +68,11 @@ pub enum RawValue {
 /// One micro-op, e.g. `[:append :x 1]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawMop {
+    /// Append, write or read.
     pub kind: MopKind,
+    /// The key as written.
     pub key: Datum,
+    /// The value or what was read.
     pub value: RawValue,
 }
 
@@ -76,6 +84,7 @@ pub struct RawOp {
     /// `:time` as written (`None` when absent; `-1` is kept here and means
     /// "unknown" to the builder, as in Jepsen).
     pub time: Option<i64>,
+    /// `:type`.
     pub kind: OpType,
     /// `:process` (`Nil` when absent). Only integer processes are clients.
     pub process: Datum,
@@ -86,6 +95,7 @@ pub struct RawOp {
     pub value: Option<Vec<RawMop>>,
     /// 1-based line and byte column where the op starts.
     pub line: u32,
+    /// 1-based byte column where the op starts.
     pub col: u32,
 }
 
@@ -100,15 +110,22 @@ impl RawOp {
 /// completion in a single line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawTxn {
+    /// The transaction's id in the OneLite file.
     pub id: i64,
+    /// The client that ran it.
     pub process: i64,
     /// Invocation and completion times in nanoseconds; `t1` may be absent
     /// for an `info` transaction that never returned.
     pub t0: i64,
+    /// Completion time, in nanoseconds.
     pub t1: Option<i64>,
+    /// How it ended.
     pub outcome: Outcome,
+    /// Its micro-ops, in order.
     pub mops: Vec<RawMop>,
+    /// 1-based line where it starts.
     pub line: u32,
+    /// 1-based byte column where it starts.
     pub col: u32,
 }
 

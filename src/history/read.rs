@@ -34,6 +34,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// The name `-f` takes.
     pub fn name(self) -> &'static str {
         match self {
             Format::Edn => "edn",
@@ -66,6 +67,7 @@ impl FromStr for Format {
 /// A history and what was learnt while reading it.
 #[derive(Debug)]
 pub struct Loaded {
+    /// The history read.
     pub history: History,
     /// The format read (detected or forced).
     pub format: Format,

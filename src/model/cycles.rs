@@ -75,7 +75,9 @@ impl Subgraph {
 /// `cycle-exists-specs`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CycleExistsSpec {
+    /// The model such a cycle refutes.
     pub model: Model,
+    /// The relations the cycle may use.
     pub subgraph: Subgraph,
     /// The anomaly type reported, `<canonical model>-cycle-exists`.
     pub anomaly_type: &'static str,

@@ -30,25 +30,48 @@ pub use verdict::{judge, remove_redundant_cycle_exists, ModelOptions, Validity, 
 
 /// Anomaly type names exactly as Elle spells them, for producers of findings.
 pub mod anomaly {
+    /// Write cycle: a cycle of ww edges only.
     pub const G0: &str = "G0";
+    /// Aborted read: a committed transaction saw a failed one's write.
     pub const G1A: &str = "G1a";
+    /// Intermediate read: a committed transaction saw a version its writer
+    /// overwrote later in the same transaction.
     pub const G1B: &str = "G1b";
+    /// Circular information flow: a cycle of ww and wr edges.
     pub const G1C: &str = "G1c";
+    /// G1a, G1b and G1c together, as an option name.
     pub const G1: &str = "G1";
+    /// Read skew: a cycle with exactly one rw (item anti-dependency) edge.
     pub const G_SINGLE_ITEM: &str = "G-single-item";
+    /// Adya's G-single, predicate anti-dependencies included (an option name).
     pub const G_SINGLE: &str = "G-single";
+    /// A cycle with rw item edges, no two of them adjacent.
     pub const G_NONADJACENT_ITEM: &str = "G-nonadjacent-item";
+    /// Adya's G-nonadjacent, predicate anti-dependencies included.
     pub const G_NONADJACENT: &str = "G-nonadjacent";
+    /// Write skew and its kin: a cycle with rw (item anti-dependency) edges.
     pub const G2_ITEM: &str = "G2-item";
+    /// Adya's G2, predicate anti-dependencies included.
     pub const G2: &str = "G2";
+    /// A read contradicts the transaction's own earlier micro-ops.
     pub const INTERNAL: &str = "internal";
+    /// A read already shows a value its own transaction writes only later.
     pub const FUTURE_READ: &str = "future-read";
+    /// A committed write follows a failed transaction's write in a key's
+    /// version order.
     pub const DIRTY_UPDATE: &str = "dirty-update";
+    /// Two transactions read the same version of a key and both wrote it.
     pub const LOST_UPDATE: &str = "lost-update";
+    /// Two reads of a key whose lists are not prefixes of one order.
     pub const INCOMPATIBLE_ORDER: &str = "incompatible-order";
+    /// A read list with the same element twice.
     pub const DUPLICATE_ELEMENTS: &str = "duplicate-elements";
+    /// The version order of a key contains a cycle.
     pub const CYCLIC_VERSIONS: &str = "cyclic-versions";
+    /// No dependency edge at all: nothing was ordered, so the verdict
+    /// cannot be `true`.
     pub const EMPTY_TRANSACTION_GRAPH: &str = "empty-transaction-graph";
+    /// A cycle search hit its bound; what was found is a lower bound.
     pub const CYCLE_SEARCH_TIMEOUT: &str = "cycle-search-timeout";
     /// Suffix of the "a cycle exists in this subgraph" fallback anomalies.
     pub const CYCLE_EXISTS_SUFFIX: &str = "-cycle-exists";
@@ -59,10 +82,20 @@ pub mod anomaly {
 pub enum ModelError {
     /// A model name Elle does not know.
     #[error("unknown consistency model {name:?}; known models are: {known}")]
-    UnknownModel { name: String, known: String },
+    UnknownModel {
+        /// The name given.
+        name: String,
+        /// The known models, comma-separated, for the message.
+        known: String,
+    },
     /// An options value of the wrong shape.
     #[error("bad option {key:?}: {reason}")]
-    BadOption { key: &'static str, reason: String },
+    BadOption {
+        /// The option.
+        key: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
 }
 
 /// A known consistency model, held by its canonical name.

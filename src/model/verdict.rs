@@ -101,7 +101,9 @@ fn names<'v>(v: &'v Value, key: &'static str) -> Result<Vec<&'v str>, ModelError
 /// Elle's `:valid?`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Validity {
+    /// Every model asked for holds.
     True,
+    /// Some model asked for is ruled out.
     False,
     /// Nothing prohibited was found, but the search was incomplete.
     Unknown,
@@ -120,6 +122,7 @@ impl Serialize for Validity {
 /// The judged outcome of a check; all name lists are sorted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
+    /// Elle's `valid?`.
     pub valid: Validity,
     /// Reported anomaly types (Elle's `:anomaly-types`).
     pub anomaly_types: Vec<String>,

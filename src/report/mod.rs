@@ -6,12 +6,27 @@
 //! to its diagram and a timeline of its transactions, history statistics.
 //!
 //! Everything is laid out and drawn here (no Graphviz); PNG goes through
-//! resvg, a pure-Rust rasterizer.
+//! resvg, a pure-Rust rasterizer, when the `png` feature is on.
 
 mod diagram;
 mod html;
 mod lattice;
+#[cfg(feature = "png")]
 mod png;
+/// Without `png`: no rasterizer can exist, so a PNG report fails before
+/// writing anything and the SVG path compiles unchanged.
+#[cfg(not(feature = "png"))]
+mod png {
+    pub(crate) enum Rasterizer {}
+    impl Rasterizer {
+        pub(crate) fn has_fonts(&self) -> bool {
+            match *self {}
+        }
+        pub(crate) fn render(&self, _: &str) -> std::io::Result<Vec<u8>> {
+            match *self {}
+        }
+    }
+}
 mod svg;
 mod timeline;
 
@@ -30,7 +45,9 @@ pub const DEFAULT_MAX_CYCLES: usize = 20;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum PlotFormat {
     #[default]
+    /// Vector diagrams: no rasterizer needed.
     Svg,
+    /// Raster diagrams (the `png` feature).
     Png,
 }
 
@@ -63,6 +80,7 @@ impl FromStr for PlotFormat {
 /// What [`write_report`] draws.
 #[derive(Clone, Debug)]
 pub struct ReportOptions {
+    /// SVG or PNG diagrams.
     pub plot_format: PlotFormat,
     /// At most this many anomalies of each type are drawn and shown on the
     /// page (the page says when it caps); the text files hold them all.
@@ -137,11 +155,17 @@ pub(crate) struct Section {
 /// `index.html`. Files of an earlier report that this one does not name are
 /// left alone.
 pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -> io::Result<()> {
-    fs::create_dir_all(dir)?;
-    let raster = match opts.plot_format {
+    let raster: Option<png::Rasterizer> = match opts.plot_format {
+        #[cfg(feature = "png")]
         PlotFormat::Png => Some(png::Rasterizer::with_system_fonts()),
+        #[cfg(not(feature = "png"))]
+        PlotFormat::Png => {
+            let msg = "isolde was built without png; use svg, or rebuild with `cargo build --release --features png`";
+            return Err(io::Error::new(io::ErrorKind::Unsupported, msg));
+        }
         PlotFormat::Svg => None,
     };
+    fs::create_dir_all(dir)?;
     // Anomaly details name ops by `index`; built only when needed.
     let mut by_index: Option<FxHashMap<i64, TxnId>> = None;
     let mut kinds: Vec<&String> = r.anomalies.keys().collect();

@@ -82,3 +82,59 @@ pub fn parse_session_var(s: &str) -> Result<(String, String), String> {
     }
     Ok((name.to_string(), value.to_string()))
 }
+
+/// A target whose client this build left out (its Cargo feature is off).
+/// `isolde run` keeps one command line in every build; choosing such a
+/// target fails before anything runs, with a message naming the feature.
+pub struct Unavailable {
+    target: &'static str,
+    feature: &'static str,
+}
+
+impl Unavailable {
+    /// Stands in for `target` (e.g. `postgres`), built with `feature`.
+    pub fn new(target: &'static str, feature: &'static str) -> Unavailable {
+        Unavailable { target, feature }
+    }
+
+    fn error(&self) -> anyhow::Error {
+        anyhow::anyhow!(
+            "isolde was built without {f}; rebuild with `cargo build --release --features {f}`",
+            f = self.feature
+        )
+    }
+}
+
+impl Target for Unavailable {
+    fn describe(&self) -> String {
+        self.target.to_string()
+    }
+
+    fn setup(&self) -> anyhow::Result<()> {
+        Err(self.error())
+    }
+
+    fn connect(&self, _worker: u32) -> anyhow::Result<Box<dyn Client>> {
+        Err(self.error())
+    }
+
+    fn teardown(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unavailable_target_names_its_feature_and_never_connects() {
+        let t = Unavailable::new("postgres", "run-postgres");
+        assert_eq!(t.describe(), "postgres");
+        let e = t.setup().unwrap_err().to_string();
+        assert!(e.contains("built without run-postgres"), "{e}");
+        assert!(e.contains("--features run-postgres"), "{e}");
+        assert!(t.connect(0).is_err());
+        assert!(t.teardown().is_ok());
+    }
+}

@@ -1,11 +1,17 @@
 //! `isolde run mysql`: MySQL 8 and MariaDB through the `mysql` crate (no TLS).
 
 pub use super::client::parse_session_var;
+#[cfg(feature = "run-mysql")]
 use super::client::{list_read, table_name, Client, Completion, Target};
-use super::{Mop, ReadValue, Txn, WorkloadKind};
+use super::WorkloadKind;
+#[cfg(feature = "run-mysql")]
+use super::{Mop, ReadValue, Txn};
 use crate::history::Outcome;
+#[cfg(feature = "run-mysql")]
 use mysql::prelude::Queryable;
+#[cfg(feature = "run-mysql")]
 use mysql::{Conn, Opts, OptsBuilder, Statement};
+#[cfg(feature = "run-mysql")]
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -27,6 +33,7 @@ impl MyLevel {
         }
     }
 
+    #[cfg(feature = "run-mysql")]
     fn sql(self) -> &'static str {
         match self {
             MyLevel::ReadUncommitted => "READ UNCOMMITTED",
@@ -56,6 +63,27 @@ pub fn classify(code: Option<u16>, rolled_back: bool) -> Outcome {
     }
 }
 
+/// Without `run-mysql`: `isolde run mysql` parses as always and fails at setup
+/// (see [`Unavailable`](super::client::Unavailable)).
+#[cfg(not(feature = "run-mysql"))]
+pub struct MyTarget;
+
+#[cfg(not(feature = "run-mysql"))]
+impl MyTarget {
+    /// Same arguments as the real client's constructor.
+    #[allow(clippy::new_ret_no_self)] // a stand-in, not a MyTarget
+    pub fn new(
+        _: &str,
+        _: MyLevel,
+        _: Vec<(String, String)>,
+        _: WorkloadKind,
+        _: &str,
+    ) -> anyhow::Result<super::client::Unavailable> {
+        Ok(super::client::Unavailable::new("mysql", "run-mysql"))
+    }
+}
+
+#[cfg(feature = "run-mysql")]
 pub struct MyTarget {
     opts: Opts,
     level: MyLevel,
@@ -64,6 +92,7 @@ pub struct MyTarget {
     table: String,
 }
 
+#[cfg(feature = "run-mysql")]
 impl MyTarget {
     pub fn new(
         url: &str,
@@ -87,6 +116,7 @@ impl MyTarget {
     }
 }
 
+#[cfg(feature = "run-mysql")]
 impl Target for MyTarget {
     fn describe(&self) -> String {
         format!("mysql {}", self.level.model())
@@ -141,6 +171,7 @@ impl Target for MyTarget {
     }
 }
 
+#[cfg(feature = "run-mysql")]
 struct MyClient {
     conn: Conn,
     read: Statement,
@@ -148,17 +179,20 @@ struct MyClient {
     workload: WorkloadKind,
 }
 
+#[cfg(feature = "run-mysql")]
 enum Failure {
     Db(mysql::Error),
     Data(String),
 }
 
+#[cfg(feature = "run-mysql")]
 impl From<mysql::Error> for Failure {
     fn from(e: mysql::Error) -> Self {
         Failure::Db(e)
     }
 }
 
+#[cfg(feature = "run-mysql")]
 impl MyClient {
     fn attempt(&mut self, txn: &[Mop]) -> Result<Txn, Failure> {
         self.conn.query_drop("START TRANSACTION")?;
@@ -196,6 +230,7 @@ impl MyClient {
     }
 }
 
+#[cfg(feature = "run-mysql")]
 impl Client for MyClient {
     fn execute(&mut self, txn: &[Mop]) -> Completion {
         match self.attempt(txn) {

@@ -1,9 +1,14 @@
 //! `isolde run postgres`: PostgreSQL through the synchronous `postgres` crate.
 
+#[cfg(feature = "run-postgres")]
 use super::client::{list_read, table_name, Client, Completion, Target};
-use super::{Mop, ReadValue, Txn, WorkloadKind};
+use super::WorkloadKind;
+#[cfg(feature = "run-postgres")]
+use super::{Mop, ReadValue, Txn};
 use crate::history::Outcome;
+#[cfg(feature = "run-postgres")]
 use postgres::{Config, IsolationLevel, NoTls, Statement};
+#[cfg(feature = "run-postgres")]
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -24,6 +29,7 @@ impl PgLevel {
         }
     }
 
+    #[cfg(feature = "run-postgres")]
     fn level(self) -> IsolationLevel {
         match self {
             PgLevel::ReadCommitted => IsolationLevel::ReadCommitted,
@@ -46,6 +52,27 @@ pub fn classify(sqlstate: Option<&str>) -> Outcome {
     }
 }
 
+/// Without `run-postgres`: `isolde run postgres` parses as always and fails at setup
+/// (see [`Unavailable`](super::client::Unavailable)).
+#[cfg(not(feature = "run-postgres"))]
+pub struct PgTarget;
+
+#[cfg(not(feature = "run-postgres"))]
+impl PgTarget {
+    /// Same arguments as the real client's constructor.
+    #[allow(clippy::new_ret_no_self)] // a stand-in, not a PgTarget
+    pub fn new(
+        _: &str,
+        _: PgLevel,
+        _: Vec<(String, String)>,
+        _: WorkloadKind,
+        _: &str,
+    ) -> anyhow::Result<super::client::Unavailable> {
+        Ok(super::client::Unavailable::new("postgres", "run-postgres"))
+    }
+}
+
+#[cfg(feature = "run-postgres")]
 pub struct PgTarget {
     config: Config,
     level: PgLevel,
@@ -55,6 +82,7 @@ pub struct PgTarget {
     table: String,
 }
 
+#[cfg(feature = "run-postgres")]
 impl PgTarget {
     pub fn new(
         url: &str,
@@ -82,6 +110,7 @@ impl PgTarget {
     }
 }
 
+#[cfg(feature = "run-postgres")]
 impl Target for PgTarget {
     fn describe(&self) -> String {
         format!("postgres {}", self.level.model())
@@ -133,6 +162,7 @@ impl Target for PgTarget {
     }
 }
 
+#[cfg(feature = "run-postgres")]
 struct PgClient {
     conn: postgres::Client,
     read: Statement,
@@ -141,6 +171,7 @@ struct PgClient {
     workload: WorkloadKind,
 }
 
+#[cfg(feature = "run-postgres")]
 /// A failure of one attempt: a database error, or a stored value we could
 /// not understand.
 enum Failure {
@@ -148,12 +179,14 @@ enum Failure {
     Data(String),
 }
 
+#[cfg(feature = "run-postgres")]
 impl From<postgres::Error> for Failure {
     fn from(e: postgres::Error) -> Self {
         Failure::Db(e)
     }
 }
 
+#[cfg(feature = "run-postgres")]
 impl PgClient {
     fn attempt(&mut self, txn: &[Mop]) -> Result<Txn, Failure> {
         // Dropping the transaction on an error rolls it back.
@@ -190,6 +223,7 @@ impl PgClient {
     }
 }
 
+#[cfg(feature = "run-postgres")]
 impl Client for PgClient {
     fn execute(&mut self, txn: &[Mop]) -> Completion {
         match self.attempt(txn) {

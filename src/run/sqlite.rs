@@ -1,10 +1,16 @@
 //! `isolde run sqlite`: a file database through the bundled SQLite.
 
+#[cfg(feature = "run-sqlite")]
 use super::client::{list_read, table_name, Client, Completion, Target};
-use super::{Mop, ReadValue, Txn, WorkloadKind};
+use super::WorkloadKind;
+#[cfg(feature = "run-sqlite")]
+use super::{Mop, ReadValue, Txn};
+#[cfg(feature = "run-sqlite")]
 use crate::history::Outcome;
+#[cfg(feature = "run-sqlite")]
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 use std::path::PathBuf;
+#[cfg(feature = "run-sqlite")]
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -21,6 +27,27 @@ pub enum Journal {
     Delete,
 }
 
+/// Without `run-sqlite`: `isolde run sqlite` parses as always and fails at setup
+/// (see [`Unavailable`](super::client::Unavailable)).
+#[cfg(not(feature = "run-sqlite"))]
+pub struct SqliteTarget;
+
+#[cfg(not(feature = "run-sqlite"))]
+impl SqliteTarget {
+    /// Same arguments as the real client's constructor.
+    #[allow(clippy::new_ret_no_self)] // a stand-in, not a SqliteTarget
+    pub fn new(
+        _: PathBuf,
+        _: Begin,
+        _: Journal,
+        _: WorkloadKind,
+        _: &str,
+    ) -> super::client::Unavailable {
+        super::client::Unavailable::new("sqlite", "run-sqlite")
+    }
+}
+
+#[cfg(feature = "run-sqlite")]
 /// A SQLite file and the table of this run.
 pub struct SqliteTarget {
     pub path: PathBuf,
@@ -30,6 +57,7 @@ pub struct SqliteTarget {
     pub table: String,
 }
 
+#[cfg(feature = "run-sqlite")]
 impl SqliteTarget {
     pub fn new(
         path: PathBuf,
@@ -61,6 +89,7 @@ impl SqliteTarget {
     }
 }
 
+#[cfg(feature = "run-sqlite")]
 impl Target for SqliteTarget {
     fn describe(&self) -> String {
         format!("sqlite {}", self.path.display())
@@ -109,6 +138,7 @@ impl Target for SqliteTarget {
     }
 }
 
+#[cfg(feature = "run-sqlite")]
 struct SqliteClient {
     conn: Connection,
     begin: &'static str,
@@ -117,6 +147,7 @@ struct SqliteClient {
     workload: WorkloadKind,
 }
 
+#[cfg(feature = "run-sqlite")]
 /// Errors after which SQLite has certainly not committed (once we roll back):
 /// lock contention and constraint violations.
 pub fn is_definite_abort(code: ErrorCode) -> bool {
@@ -126,6 +157,7 @@ pub fn is_definite_abort(code: ErrorCode) -> bool {
     )
 }
 
+#[cfg(feature = "run-sqlite")]
 /// Outcome of a failed transaction, given the error and whether the rollback
 /// that followed left the connection outside any transaction.
 pub fn classify(e: &rusqlite::Error, rolled_back: bool) -> Outcome {
@@ -137,6 +169,7 @@ pub fn classify(e: &rusqlite::Error, rolled_back: bool) -> Outcome {
     }
 }
 
+#[cfg(feature = "run-sqlite")]
 impl SqliteClient {
     fn attempt(&mut self, txn: &[Mop]) -> rusqlite::Result<Txn> {
         self.conn.execute_batch(self.begin)?;
@@ -181,6 +214,7 @@ impl SqliteClient {
     }
 }
 
+#[cfg(feature = "run-sqlite")]
 impl Client for SqliteClient {
     fn execute(&mut self, txn: &[Mop]) -> Completion {
         match self.attempt(txn) {
