@@ -11,12 +11,17 @@ use crate::history::{History, KeyId, TxnId};
 pub struct Step {
     /// Exactly one relation bit.
     pub rel: Rels,
-    /// For ww/wr/rw: the key, the value(s) and the micro-op positions in the
-    /// two transactions (Elle's `:key :value :value' :a-mop-index :b-mop-index`).
+    /// For ww/wr/rw: the key (Elle's `:key`).
     pub key: Option<KeyId>,
+    /// The value the step is about (Elle's `:value`): the version written
+    /// or read; for process and real-time steps, the process or first op.
     pub value: Option<serde_json::Value>,
+    /// The second value, where a step names two (Elle's `:value'`: the
+    /// version that overwrote the one read, or the later invocation).
     pub value2: Option<serde_json::Value>,
+    /// Position of the justifying micro-op in the first transaction.
     pub a_mop_index: Option<usize>,
+    /// Position of the justifying micro-op in the second transaction.
     pub b_mop_index: Option<usize>,
     /// The clause that justifies the step, e.g.
     /// "T2 observed T1's append of 5 to key 3".
@@ -26,5 +31,8 @@ pub struct Step {
 /// A workload's explainer: given an edge the inference produced, say why,
 /// preferring relations in Elle's order (ww, wr, rw).
 pub trait Explain {
+    /// Why `a → b` holds by one of the relations in `allowed`, the first
+    /// the workload can justify in its explanation order; `None` when it
+    /// cannot justify any (the edge was not one it inferred).
     fn explain(&self, h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<Step>;
 }
