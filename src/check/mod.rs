@@ -385,21 +385,49 @@ impl serde::Serialize for Streamed<'_> {
     }
 }
 
-/// The workload a history shows: registers if any micro-op is a write and
-/// none an append; list-append otherwise.
+/// The workload a history shows (see [`crate::workload::fit::infer`]).
 pub fn detect_workload(h: &History) -> Workload {
-    let writes = h.mops.iter().any(|m| m.kind == MopKind::Write);
-    let appends = h.mops.iter().any(|m| m.kind == MopKind::Append);
-    if writes && !appends {
-        Workload::RwRegister
-    } else {
-        Workload::ListAppend
-    }
+    crate::workload::fit::infer(h)
+}
+
+/// Does checking with `options` use real-time order (which pairs each
+/// invocation with its completion)?
+pub fn needs_realtime(options: &CheckOptions) -> bool {
+    let mopts = options.model_options().unwrap_or_default();
+    mopts.order_graph() == OrderGraph::Realtime
+        || options.linearizable_keys
+        || options.realtime_versions
 }
 
 /// Checks a history. Unknown model names must have been rejected with
-/// [`validate_options`]; here they count as no model.
+/// [`validate_options`]; here they count as no model. A history that does
+/// not fit the workload should have been refused with
+/// [`crate::workload::fit::refusal`] first.
 pub fn check_history(h: &History, options: &CheckOptions) -> Report {
+    let mut r = check_inner(h, options);
+    let mut first = Vec::new();
+    if !options.workload_given {
+        let w = crate::workload::fit::name(detect_workload(h));
+        first.push(format!(
+            "no model given (-m): checked as {w}, inferred from the micro-ops"
+        ));
+    }
+    first.extend(crate::workload::fit::double_invoke_note(h));
+    if !first.is_empty() {
+        if let Some(Value::Object(m)) = &mut r.prebuilt {
+            let mut all = first.clone();
+            if let Some(Value::Array(xs)) = m.get("notes") {
+                all.extend(xs.iter().filter_map(|x| x.as_str().map(String::from)));
+            }
+            m.insert("notes".into(), json!(all));
+        }
+        first.append(&mut r.notes);
+        r.notes = first;
+    }
+    r
+}
+
+fn check_inner(h: &History, options: &CheckOptions) -> Report {
     let mopts = options.model_options().unwrap_or_default();
     let workload = if options.workload_given {
         options.workload
@@ -409,13 +437,13 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
     match workload {
         Workload::ListAppend if duplicates::has_duplicate_appends(h) => {
             if let Some(trusted) = without_untrusted_reads(h) {
-                return check_history(&trusted, options);
+                return check_inner(&trusted, options);
             }
             check_duplicates(h, options)
         }
         Workload::ListAppend => {
             if let Some(trusted) = without_untrusted_reads(h) {
-                return check_history(&trusted, options);
+                return check_inner(&trusted, options);
             }
             let mut clock = timing::Stopwatch::start();
             let (inference, la) = list_append::infer(h);
@@ -635,6 +663,9 @@ fn finish(
     }
     let verdict = judge(&types, mopts);
     clock.lap("judge");
+    if verdict.valid == Validity::Unknown {
+        notes.extend(unknown_reasons(&verdict.anomaly_types, mopts));
+    }
     let mut reported: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     for t in &verdict.anomaly_types {
         if let Some(fs) = found.remove(t) {
@@ -650,6 +681,38 @@ fn finish(
         notes,
         witness: None,
     }
+}
+
+/// Why a verdict is `unknown`, in words: every anomaly reported is one the
+/// requested models do not prohibit, and each kind has its own reason.
+fn unknown_reasons(reported: &[String], mopts: &ModelOptions) -> Vec<String> {
+    use model::anomaly::{CYCLE_SEARCH_TIMEOUT, EMPTY_TRANSACTION_GRAPH};
+    let prohibited = mopts.prohibited();
+    let mut why = Vec::new();
+    if reported.iter().any(|t| t == EMPTY_TRANSACTION_GRAPH) {
+        why.push(
+            "unknown: the transaction graph is empty (no committed transaction read or overwrote another's write, and no order links them), so there is nothing to find a cycle in".to_string(),
+        );
+    }
+    if reported.iter().any(|t| t == CYCLE_SEARCH_TIMEOUT) {
+        why.push(
+            "unknown: the cycle search hit its bound (-s) before it found an anomaly the models prohibit".to_string(),
+        );
+    }
+    let others: Vec<&str> = reported
+        .iter()
+        .map(String::as_str)
+        .filter(|t| {
+            *t != EMPTY_TRANSACTION_GRAPH && *t != CYCLE_SEARCH_TIMEOUT && !prohibited.contains(*t)
+        })
+        .collect();
+    if !others.is_empty() {
+        why.push(format!(
+            "unknown: found {}, which the requested models do not prohibit, so the history neither satisfies nor violates them",
+            others.join(", ")
+        ));
+    }
+    why
 }
 
 /// A human-readable report: verdict, models ruled out, every explanation.

@@ -31,7 +31,8 @@ pub struct CheckArgs {
     /// History files (EDN, JSON, JSON lines or OneLite; gzip/zstd read directly).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Workload; inferred from the history's micro-ops when omitted.
+    /// Workload; inferred from the history's micro-ops when omitted (a note names
+    /// it). Micro-ops that do not fit it are refused (exit 4).
     #[arg(short = 'm', long = "model", value_enum)]
     pub model: Option<ModelArg>,
     /// Input format; detected from the first bytes when omitted.
@@ -168,6 +169,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
             }
         };
         clock.lap("read");
+        let realtime = crate::check::needs_realtime(&options);
+        if let Some(r) = crate::workload::fit::refusal(&history, &options, realtime) {
+            eprintln!("isolde: {}:{}: {}", file.display(), r.line, r.what);
+            worst = exit::INPUT_ERROR;
+            continue;
+        }
         let report = check_history(&history, &options);
         let label = file.display().to_string();
         print_result(

@@ -31,7 +31,7 @@
 
 use super::error::ReadError;
 use super::raw::{OpType, RawMop, RawOp, RawTxn, RawValue};
-use super::{Datum, History, Interner, Mop, MopKind, Observed, Outcome, Txn};
+use super::{Datum, DoubleInvoke, History, Interner, Mop, MopKind, Observed, Outcome, Txn};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 
@@ -172,7 +172,17 @@ impl HistoryBuilder {
         };
         let time = op.time.filter(|&t| t != -1);
         if op.kind == OpType::Invoke {
-            self.pending.entry(process).or_default().push_back(Pending {
+            let queue = self.pending.entry(process).or_default();
+            if let (Some(running), None) = (queue.back(), &self.h.double_invoke) {
+                self.h.double_invoke = Some(DoubleInvoke {
+                    process,
+                    index,
+                    line: op.line,
+                    running_index: running.index,
+                    running_line: running.line,
+                });
+            }
+            queue.push_back(Pending {
                 index,
                 time,
                 seq,

@@ -283,6 +283,15 @@ const fn classes(json: bool) -> [u8; 256] {
     t
 }
 
+/// Can `c` appear in an EDN symbol or keyword name? EDN's constituents are
+/// letters, digits and `.*+!-_?$%&=<>:#'/`; the other printable ASCII bytes
+/// (`@ ^ ~ \` |`) are Clojure reader macros or nothing, so a token holding
+/// one is not EDN and must be refused rather than read as an opaque value.
+/// Bytes past ASCII are left to the UTF-8 check.
+pub(crate) fn is_name_byte(c: u8) -> bool {
+    !matches!(c, b'@' | b'^' | b'~' | b'`' | b'|') && (c >= 0x80 || c > b' ')
+}
+
 static EDN_CLASS: [u8; 256] = classes(false);
 static JSON_CLASS: [u8; 256] = classes(true);
 
@@ -1010,6 +1019,9 @@ impl<R: Read> Scanner<R> {
                 if e == self.pos + 1 {
                     return Err(self.err(line, col, "expected a keyword name after `:`"));
                 }
+                if !json {
+                    self.check_name(self.pos, e, line, col)?;
+                }
                 let (s, l) = self.push_text(self.pos + 1, e);
                 self.check_utf8(s, l, line, col)?;
                 self.pos = e;
@@ -1059,11 +1071,29 @@ impl<R: Read> Scanner<R> {
             let got = String::from_utf8_lossy(&tok[..tok.len().min(40)]).into_owned();
             return Err(self.err(line, col, format!("expected a value, got `{got}`")));
         }
+        self.check_name(self.pos, e, line, col)?;
         let (s, l) = self.push_text(self.pos, e);
         self.check_utf8(s, l, line, col)?;
         self.pos = e;
         self.push(Atom::Symbol(s, l), line, col);
         Ok(())
+    }
+
+    /// Refuses an EDN symbol or keyword token (`buf[from..to]`) that is not
+    /// EDN: a byte no name may hold, or a symbol starting with `'` (quote).
+    fn check_name(&self, from: usize, to: usize, line: u32, col: u32) -> Res<()> {
+        let tok = &self.buf[from..to];
+        if tok.iter().all(|&c| is_name_byte(c)) && tok[0] != b'\'' {
+            return Ok(());
+        }
+        let got = String::from_utf8_lossy(&tok[..tok.len().min(40)]).into_owned();
+        Err(self.err(
+            line,
+            col,
+            format!(
+                "expected a value (number, keyword, string, symbol, nil, true, false or a collection), got `{got}`, which is not EDN"
+            ),
+        ))
     }
 
     fn char_literal(&mut self, line: u32, col: u32) -> Res<()> {
@@ -1971,6 +2001,15 @@ pub(crate) mod tests {
             "expected ##Inf, ##-Inf or ##NaN, got ##Foo"
         );
         assert_eq!(error("{:a #tag}").2, "expected a form after the tag");
+        for bad in ["@@", "@x", "x@y", "^m", "~x", "`x", "|x|", "'x"] {
+            let (l, c, what) = error(&format!("{{:a\n [:append :x {bad}]}}"));
+            assert_eq!((l, c), (2, 14), "{bad}");
+            assert!(
+                what.contains(&format!("got `{bad}`, which is not EDN")),
+                "{bad}: {what}"
+            );
+        }
+        assert!(error("{:a :x@}").2.contains("got `:x@`"));
     }
 
     #[test]

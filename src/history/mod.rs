@@ -140,6 +140,25 @@ pub struct History {
     /// True when at least one transaction has both an invocation and a
     /// completion, so that real-time order means something.
     pub has_invocations: bool,
+    /// The first invocation by a process that still had one running, if
+    /// any: not a well-formed Jepsen history (see [`DoubleInvoke`]).
+    pub double_invoke: Option<DoubleInvoke>,
+}
+
+/// A process invoked an op while its previous invocation had not completed.
+/// `jepsen.history` refuses to pair such a history (`::double-invoke`), so
+/// Elle fails on it as soon as it needs invocations (real-time order); its
+/// checkers that never pair ops accept it, and some of Elle's own tests
+/// rely on that. Kept so the check can refuse it or say what it assumed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DoubleInvoke {
+    pub process: Process,
+    /// `:index` and line of the second invocation.
+    pub index: i64,
+    pub line: u32,
+    /// `:index` and line of the invocation still running.
+    pub running_index: i64,
+    pub running_line: u32,
 }
 
 impl History {

@@ -700,7 +700,10 @@ impl<'h, 'a> KeyPass<'h, 'a> {
                         read.get_or_insert_with(|| h.list(it.value));
                         continue;
                     }
-                    // The first write of the key in this transaction.
+                    // The first write of the key after its first read. As in
+                    // Elle, appends before that read do not end the search:
+                    // `[:append k a] [:r k [.. a]] [:append k b]` still read
+                    // a state and then wrote over it.
                     if let Some(r) = read {
                         let n = out.lost.len();
                         let g = *self.lost_groups.entry(r).or_insert(n);
@@ -713,8 +716,8 @@ impl<'h, 'a> KeyPass<'h, 'a> {
                             });
                         }
                         out.lost[g].txns.push(t);
+                        break;
                     }
-                    break;
                 }
             }
             i = j;

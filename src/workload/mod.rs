@@ -3,6 +3,7 @@
 //! explain any edge it produced.
 
 pub mod duplicates;
+pub mod fit;
 pub mod list_append;
 pub mod rw_register;
 

@@ -140,7 +140,7 @@ impl<'a> Cursor<'a> {
                 if self.class[c as usize] & TERM != 0 {
                     break;
                 }
-                if c >= 0x80 {
+                if c >= 0x80 || !super::is_name_byte(c) {
                     return None;
                 }
                 j += 1;
