@@ -414,13 +414,6 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
     }
     first.extend(crate::workload::fit::double_invoke_note(h));
     if !first.is_empty() {
-        if let Some(Value::Object(m)) = &mut r.prebuilt {
-            let mut all = first.clone();
-            if let Some(Value::Array(xs)) = m.get("notes") {
-                all.extend(xs.iter().filter_map(|x| x.as_str().map(String::from)));
-            }
-            m.insert("notes".into(), json!(all));
-        }
         first.append(&mut r.notes);
         r.notes = first;
     }
