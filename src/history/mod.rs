@@ -152,12 +152,15 @@ pub struct History {
 /// rely on that. Kept so the check can refuse it or say what it assumed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DoubleInvoke {
+    /// The process that invoked twice.
     pub process: Process,
-    /// `:index` and line of the second invocation.
+    /// `:index` of the second invocation.
     pub index: i64,
+    /// Line of the second invocation.
     pub line: u32,
-    /// `:index` and line of the invocation still running.
+    /// `:index` of the invocation still running.
     pub running_index: i64,
+    /// Line of the invocation still running.
     pub running_line: u32,
 }
 
