@@ -245,3 +245,56 @@ fn solver_timeout_bounds_the_duplicate_value_solver() {
     assert!(out.contains("time limit"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn unknown_anomaly_names_are_refused_with_a_suggestion() {
+    let Some(f) = corpus("checker-test--G-single-1.edn") else {
+        return;
+    };
+    // The name spelled right finds the anomaly...
+    let o = isolde(&["-m", "list-append", "-c", "none", "-a", "G-single", &f]);
+    assert_eq!(stdout(&o), format!("{f}\tfalse\n"));
+    assert_eq!(o.status.code(), Some(1));
+    // ...and a misspelling, a wrong case or a name Elle lacks is refused
+    // before any verdict is printed, never answered `true`.
+    for (name, hint) in [
+        ("G-singel", Some("G-single")),
+        ("g-single", Some("G-single")),
+        ("g2-ITEM", Some("G2-item")),
+        ("G3", None),
+    ] {
+        let o = isolde(&["-m", "list-append", "-c", "none", "-a", name, &f]);
+        assert_eq!(o.status.code(), Some(2), "-a {name}");
+        assert_eq!(stdout(&o), "", "-a {name}");
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("unknown anomaly {name:?}")),
+            "-a {name}: {err}"
+        );
+        if let Some(h) = hint {
+            assert!(err.contains(&format!("did you mean {h:?}?")), "{err}");
+        }
+    }
+    // EDN keyword spelling is accepted, as for -c.
+    let o = isolde(&["-m", "list-append", "-c", "none", "-a", ":G-single,G1", &f]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn a_misspelled_model_gets_a_suggestion() {
+    let Some(f) = corpus("checker-test--G1c-2.edn") else {
+        return;
+    };
+    let o = isolde(&["check", "-c", "serialisable", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    assert!(
+        stderr(&o).contains("did you mean \"serializable\"?"),
+        "{}",
+        stderr(&o)
+    );
+}
