@@ -298,3 +298,128 @@ fn a_misspelled_model_gets_a_suggestion() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_misspelled_subcommand_is_refused_with_a_suggestion() {
+    for (typo, meant, rest) in [
+        ("chek", "check", vec!["history.edn"]),
+        ("shedule", "schedule", vec!["-e", "r1(x) c1"]),
+    ] {
+        let mut args = vec![typo];
+        args.extend(rest);
+        let o = isolde(&args);
+        assert_eq!(o.status.code(), Some(2), "{typo}");
+        assert_eq!(stdout(&o), "");
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("unrecognized subcommand '{typo}'")),
+            "{err}"
+        );
+        assert!(err.contains(&format!("'{meant}'")), "{err}");
+    }
+    // elle-cli's invocation, with a file named like a subcommand's typo too.
+    let Some(f) = corpus("checker-test--G1c-2.edn") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("isolde-cli-typo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&f, dir.join("chek")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_isolde"))
+        .current_dir(&dir)
+        .args(["chek", "-m", "list-append"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "chek\tfalse\n");
+    assert_eq!(o.status.code(), Some(1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn help_lists_the_exit_codes_once() {
+    let o = isolde(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o).matches("Exit codes").count(),
+        1,
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Runs isolde with stdout a pipe whose reader is already gone.
+fn isolde_into_closed_pipe(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_isolde"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("isolde runs");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("isolde ends")
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_keeps_the_verdict_exit_code() {
+    // With `-c none -a G0`: G1c-1 is valid, G0-1 is not.
+    let Some(invalid) = corpus("checker-test--G0-1.edn") else {
+        return;
+    };
+    let Some(valid) = corpus("checker-test--G1c-1.edn") else {
+        return;
+    };
+    for mode in ["-v", "-x", "-m"] {
+        let mut args = vec!["-c", "none", "-a", "G0", mode];
+        if mode == "-m" {
+            args.push("list-append");
+        }
+        // The invalid history comes last: it is still checked.
+        args.extend([valid.as_str(), valid.as_str(), invalid.as_str()]);
+        let o = isolde_into_closed_pipe(&args);
+        assert_eq!(o.status.code(), Some(1), "{mode}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{mode}");
+        let o = isolde_into_closed_pipe(&args[..args.len() - 1]);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_dash_reads_the_history_from_stdin() {
+    let Some(f) = corpus("checker-test--G1c-2.edn") else {
+        return;
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_isolde"))
+        .args(["check", "-m", "list-append", "-"])
+        .stdin(std::fs::File::open(&f).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "-\tfalse\n");
+    assert_eq!(o.status.code(), Some(1));
+    // Read errors name standard input, with line and column.
+    let o = Command::new(env!("CARGO_BIN_EXE_isolde"))
+        .args(["check", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"{:type :ok, :process 0")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4));
+    assert!(stderr(&o).contains("<stdin>:1:"), "{}", stderr(&o));
+}
+
+#[test]
+fn verbose_and_explain_together_are_refused() {
+    let Some(f) = corpus("checker-test--G1c-2.edn") else {
+        return;
+    };
+    let o = isolde(&["check", "-v", "-x", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+}
