@@ -423,3 +423,49 @@ fn verbose_and_explain_together_are_refused() {
     assert_eq!(stdout(&o), "");
     assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
 }
+
+#[test]
+fn schedule_refuses_an_unclosed_bracket_and_still_reports_the_other_lines() {
+    // One item named `x w2(x` made this conflict serializable.
+    let o = isolde(&["schedule", "-e", "r1(x w2(x) w1(x) c1 c2"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "error: line 1, column 3: `(` is not closed by `)` (item names hold no spaces or brackets)\n  \
+         r1(x w2(x) w1(x) c1 c2\n    ^\n"
+    );
+    let o = isolde(&[
+        "schedule",
+        "-e",
+        "r1(x) r2(x) w1(x) w2(x) c1 c2\nr1(x w2(x)\nw1(y) c1",
+    ]);
+    assert_eq!(o.status.code(), Some(4));
+    let out = stdout(&o);
+    assert!(
+        out.contains("schedule (line 1)") && out.contains("schedule (line 3)"),
+        "{out}"
+    );
+    assert!(stderr(&o).contains("line 2, column 3"), "{}", stderr(&o));
+}
+
+#[test]
+fn schedule_exit_codes_for_usage_and_unreadable_input() {
+    let o = isolde(&["schedule"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = isolde(&["schedule", "/nonexistent/schedules.txt"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stderr(&o).matches("os error").count(), 1, "{}", stderr(&o));
+    // A schedule given where a file belongs gets a hint to use -e.
+    let o = isolde(&["schedule", "r1(x) w2(x) c1 c2"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        stderr(&o).contains("use -e: isolde schedule -e \"r1(x) w2(x) c1 c2\""),
+        "{}",
+        stderr(&o)
+    );
+    // A closed stdout ends quietly; the exit code still gives the verdict.
+    let o = isolde_into_closed_pipe(&["schedule", "-e", "r1(x) c1\nr1(x) r2(x) w1(x) w2(x)"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+}
