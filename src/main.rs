@@ -4,9 +4,6 @@ use clap::{Parser, Subcommand};
 use isolde::cli::{self, exit};
 
 /// isolde: a black-box checker of transactional isolation.
-///
-/// Exit codes: 0 valid, 1 invalid, 2 bad usage, 3 unknown, 4 unreadable input.
-/// `isolde -m list-append FILE` (no subcommand) works as `isolde check`, like elle-cli.
 #[derive(Parser, Debug)]
 #[command(
     name = "isolde",
@@ -41,10 +38,28 @@ const SUBCOMMANDS: &[&str] = &[
     "--version",
 ];
 
+/// Exits with clap's "unrecognized subcommand" error when the first
+/// argument is no file but close to a subcommand's name (`isolde chek
+/// FILE`), which elle-cli mode would otherwise take for a history file.
+fn refuse_misspelled_subcommand(args: &[std::ffi::OsString]) {
+    if std::path::Path::new(&args[1]).exists() {
+        return;
+    }
+    if let Err(e) = Cli::try_parse_from(args) {
+        let suggested = e
+            .get(clap::error::ContextKind::SuggestedSubcommand)
+            .is_some();
+        if e.kind() == clap::error::ErrorKind::InvalidSubcommand && suggested {
+            e.exit();
+        }
+    }
+}
+
 fn main() {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // elle-cli compatibility: without a subcommand, the arguments are `check`'s.
     if args.len() > 1 && !SUBCOMMANDS.iter().any(|s| args[1] == *s) {
+        refuse_misspelled_subcommand(&args);
         args.insert(1, "check".into());
     }
     let cli = Cli::parse_from(args);
@@ -57,11 +72,7 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             // A closed pipe (`isolde ... | head`) is not an error worth a message.
-            let broken_pipe = e
-                .chain()
-                .filter_map(|c| c.downcast_ref::<std::io::Error>())
-                .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
-            if broken_pipe {
+            if cli::is_broken_pipe(&e) {
                 std::process::exit(exit::VALID);
             }
             eprintln!("isolde: {e:#}");

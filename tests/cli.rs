@@ -245,3 +245,227 @@ fn solver_timeout_bounds_the_duplicate_value_solver() {
     assert!(out.contains("time limit"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn unknown_anomaly_names_are_refused_with_a_suggestion() {
+    let Some(f) = corpus("checker-test--G-single-1.edn") else {
+        return;
+    };
+    // The name spelled right finds the anomaly...
+    let o = isolde(&["-m", "list-append", "-c", "none", "-a", "G-single", &f]);
+    assert_eq!(stdout(&o), format!("{f}\tfalse\n"));
+    assert_eq!(o.status.code(), Some(1));
+    // ...and a misspelling, a wrong case or a name Elle lacks is refused
+    // before any verdict is printed, never answered `true`.
+    for (name, hint) in [
+        ("G-singel", Some("G-single")),
+        ("g-single", Some("G-single")),
+        ("g2-ITEM", Some("G2-item")),
+        ("G3", None),
+    ] {
+        let o = isolde(&["-m", "list-append", "-c", "none", "-a", name, &f]);
+        assert_eq!(o.status.code(), Some(2), "-a {name}");
+        assert_eq!(stdout(&o), "", "-a {name}");
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("unknown anomaly {name:?}")),
+            "-a {name}: {err}"
+        );
+        if let Some(h) = hint {
+            assert!(err.contains(&format!("did you mean {h:?}?")), "{err}");
+        }
+    }
+    // EDN keyword spelling is accepted, as for -c.
+    let o = isolde(&["-m", "list-append", "-c", "none", "-a", ":G-single,G1", &f]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn a_misspelled_model_gets_a_suggestion() {
+    let Some(f) = corpus("checker-test--G1c-2.edn") else {
+        return;
+    };
+    let o = isolde(&["check", "-c", "serialisable", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    assert!(
+        stderr(&o).contains("did you mean \"serializable\"?"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_misspelled_subcommand_is_refused_with_a_suggestion() {
+    for (typo, meant, rest) in [
+        ("chek", "check", vec!["history.edn"]),
+        ("shedule", "schedule", vec!["-e", "r1(x) c1"]),
+    ] {
+        let mut args = vec![typo];
+        args.extend(rest);
+        let o = isolde(&args);
+        assert_eq!(o.status.code(), Some(2), "{typo}");
+        assert_eq!(stdout(&o), "");
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("unrecognized subcommand '{typo}'")),
+            "{err}"
+        );
+        assert!(err.contains(&format!("'{meant}'")), "{err}");
+    }
+    // elle-cli's invocation, with a file named like a subcommand's typo too.
+    let Some(f) = corpus("checker-test--G1c-2.edn") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("isolde-cli-typo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&f, dir.join("chek")).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_isolde"))
+        .current_dir(&dir)
+        .args(["chek", "-m", "list-append"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "chek\tfalse\n");
+    assert_eq!(o.status.code(), Some(1));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn help_lists_the_exit_codes_once() {
+    let o = isolde(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o).matches("Exit codes").count(),
+        1,
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Runs isolde with stdout a pipe whose reader is already gone.
+fn isolde_into_closed_pipe(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_isolde"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("isolde runs");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("isolde ends")
+}
+
+#[test]
+fn a_closed_stdout_ends_quietly_and_keeps_the_verdict_exit_code() {
+    // With `-c none -a G0`: G1c-1 is valid, G0-1 is not.
+    let Some(invalid) = corpus("checker-test--G0-1.edn") else {
+        return;
+    };
+    let Some(valid) = corpus("checker-test--G1c-1.edn") else {
+        return;
+    };
+    for mode in ["-v", "-x", "-m"] {
+        let mut args = vec!["-c", "none", "-a", "G0", mode];
+        if mode == "-m" {
+            args.push("list-append");
+        }
+        // The invalid history comes last: it is still checked.
+        args.extend([valid.as_str(), valid.as_str(), invalid.as_str()]);
+        let o = isolde_into_closed_pipe(&args);
+        assert_eq!(o.status.code(), Some(1), "{mode}: {}", stderr(&o));
+        assert_eq!(stderr(&o), "", "{mode}");
+        let o = isolde_into_closed_pipe(&args[..args.len() - 1]);
+        assert_eq!(o.status.code(), Some(0), "{mode}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_dash_reads_the_history_from_stdin() {
+    let Some(f) = corpus("checker-test--G1c-2.edn") else {
+        return;
+    };
+    let o = Command::new(env!("CARGO_BIN_EXE_isolde"))
+        .args(["check", "-m", "list-append", "-"])
+        .stdin(std::fs::File::open(&f).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o), "-\tfalse\n");
+    assert_eq!(o.status.code(), Some(1));
+    // Read errors name standard input, with line and column.
+    let o = Command::new(env!("CARGO_BIN_EXE_isolde"))
+        .args(["check", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"{:type :ok, :process 0")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert_eq!(o.status.code(), Some(4));
+    assert!(stderr(&o).contains("<stdin>:1:"), "{}", stderr(&o));
+}
+
+#[test]
+fn verbose_and_explain_together_are_refused() {
+    let Some(f) = corpus("checker-test--G1c-2.edn") else {
+        return;
+    };
+    let o = isolde(&["check", "-v", "-x", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stdout(&o), "");
+    assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+}
+
+#[test]
+fn schedule_refuses_an_unclosed_bracket_and_still_reports_the_other_lines() {
+    // One item named `x w2(x` made this conflict serializable.
+    let o = isolde(&["schedule", "-e", "r1(x w2(x) w1(x) c1 c2"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stdout(&o), "");
+    assert_eq!(
+        stderr(&o),
+        "error: line 1, column 3: `(` is not closed by `)` (item names hold no spaces or brackets)\n  \
+         r1(x w2(x) w1(x) c1 c2\n    ^\n"
+    );
+    let o = isolde(&[
+        "schedule",
+        "-e",
+        "r1(x) r2(x) w1(x) w2(x) c1 c2\nr1(x w2(x)\nw1(y) c1",
+    ]);
+    assert_eq!(o.status.code(), Some(4));
+    let out = stdout(&o);
+    assert!(
+        out.contains("schedule (line 1)") && out.contains("schedule (line 3)"),
+        "{out}"
+    );
+    assert!(stderr(&o).contains("line 2, column 3"), "{}", stderr(&o));
+}
+
+#[test]
+fn schedule_exit_codes_for_usage_and_unreadable_input() {
+    let o = isolde(&["schedule"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = isolde(&["schedule", "/nonexistent/schedules.txt"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert_eq!(stderr(&o).matches("os error").count(), 1, "{}", stderr(&o));
+    // A schedule given where a file belongs gets a hint to use -e.
+    let o = isolde(&["schedule", "r1(x) w2(x) c1 c2"]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(
+        stderr(&o).contains("use -e: isolde schedule -e \"r1(x) w2(x) c1 c2\""),
+        "{}",
+        stderr(&o)
+    );
+    // A closed stdout ends quietly; the exit code still gives the verdict.
+    let o = isolde_into_closed_pipe(&["schedule", "-e", "r1(x) c1\nr1(x) r2(x) w1(x) w2(x)"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+}

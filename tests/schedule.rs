@@ -348,7 +348,7 @@ fn command_output() {
         "{out}"
     );
     let (code, out, err) = run_to(Some("r1(x) w2[x"), None, false);
-    assert_eq!((code, out.as_str()), (2, ""));
+    assert_eq!((code, out.as_str()), (4, ""));
     assert!(
         err.contains("line 1, column 9") && err.ends_with("          ^\n"),
         "{err}"
@@ -366,8 +366,8 @@ fn command_output() {
 fn exit_codes() {
     assert_eq!(run(Some("r1(x) w1(x) c1 r2(x) c2"), None), 0);
     assert_eq!(run(Some("r1(x) r2(x) w1(x) w2(x)"), None), 1);
-    assert_eq!(run(Some("r1(x) w2(x"), None), 2);
-    assert_eq!(run(Some("# nothing"), None), 2);
+    assert_eq!(run(Some("r1(x) w2(x"), None), 4);
+    assert_eq!(run(Some("# nothing"), None), 4);
     let dir = std::env::temp_dir().join(format!("isolde-schedule-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("s.txt");
@@ -379,7 +379,7 @@ fn exit_codes() {
     )
     .unwrap();
     assert_eq!(run(None, Some(f.clone())), 0);
-    assert_eq!(run(None, Some(dir.join("missing.txt"))), 2);
+    assert_eq!(run(None, Some(dir.join("missing.txt"))), 4);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -101,10 +101,94 @@ impl CheckOptions {
     }
 }
 
-/// Rejects unknown model names before any work is done.
-pub fn validate_options(o: &CheckOptions) -> anyhow::Result<()> {
-    o.model_options()?;
-    Ok(())
+impl CheckOptions {
+    /// Checks every model and anomaly name against those Elle knows (exact
+    /// spelling, a leading `:` ignored), so that a typo is refused rather
+    /// than read as "nothing to check" and answered `true`.
+    pub fn validate(&self) -> Result<(), OptionsError> {
+        for name in self.models.iter().flatten() {
+            if model::parse_model(name).is_err() {
+                return Err(OptionsError::UnknownModel {
+                    name: name.clone(),
+                    suggestion: suggest(name, &model::all_models()),
+                });
+            }
+        }
+        for name in &self.anomalies {
+            let bare = name.strip_prefix(':').unwrap_or(name);
+            if model::anomaly_depth(bare).is_none() {
+                return Err(OptionsError::UnknownAnomaly {
+                    name: name.clone(),
+                    suggestion: suggest(bare, &model::all_anomalies()),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A model or anomaly name that Elle does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionsError {
+    /// A `-c` name that is no model of the lattice.
+    #[error("unknown consistency model {name:?}{}", did_you_mean(suggestion))]
+    UnknownModel {
+        /// The name as given.
+        name: String,
+        /// The known name it most likely meant.
+        suggestion: Option<&'static str>,
+    },
+    /// An `-a` name that is no anomaly Elle reports.
+    #[error("unknown anomaly {name:?}{}", did_you_mean(suggestion))]
+    UnknownAnomaly {
+        /// The name as given.
+        name: String,
+        /// The known name it most likely meant.
+        suggestion: Option<&'static str>,
+    },
+}
+
+fn did_you_mean(s: &Option<&'static str>) -> String {
+    s.map(|s| format!("; did you mean {s:?}?"))
+        .unwrap_or_default()
+}
+
+/// The known name closest to `name`: one differing only in case, else the
+/// nearest by edit distance if it is close enough to be a typo.
+fn suggest(name: &str, known: &[&'static str]) -> Option<&'static str> {
+    if let Some(k) = known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
+        return Some(k);
+    }
+    let lower = name.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), *k))
+        .filter(|&(d, k)| d <= 2.max(k.len() / 4))
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance, over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diag = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diag + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diag = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// Rejects unknown model and anomaly names before any work is done.
+pub fn validate_options(o: &CheckOptions) -> Result<(), OptionsError> {
+    o.validate()
 }
 
 impl Validity {
@@ -272,6 +356,20 @@ fn witness_json(h: &History, ws: &[Witness]) -> Value {
 }
 
 impl Report {
+    /// The report for options naming an unknown model or anomaly: nothing
+    /// was checked, so the verdict is unknown, and the note says why.
+    fn refused(e: &OptionsError) -> Report {
+        Report {
+            valid: Validity::Unknown,
+            anomaly_types: vec![],
+            not: vec![],
+            also_not: vec![],
+            anomalies: BTreeMap::new(),
+            notes: vec![format!("nothing was checked: {e}")],
+            witness: None,
+        }
+    }
+
     /// The full Elle-shaped result, as printed by `-v`: `valid?`, and when
     /// anything was found `anomaly-types`, `anomalies` (each with its
     /// explanation), `not`, `also-not`; `notes` when the verdict has limits.
@@ -399,11 +497,14 @@ pub fn needs_realtime(options: &CheckOptions) -> bool {
         || options.realtime_versions
 }
 
-/// Checks a history. Unknown model names must have been rejected with
-/// [`validate_options`]; here they count as no model. A history that does
-/// not fit the workload should have been refused with
-/// [`crate::workload::fit::refusal`] first.
+/// Checks a history. Options that fail [`CheckOptions::validate`] get an
+/// `unknown` verdict that names the bad name: never a verdict for a check
+/// other than the one asked for. A history that does not fit the workload
+/// should have been refused with [`crate::workload::fit::refusal`] first.
 pub fn check_history(h: &History, options: &CheckOptions) -> Report {
+    if let Err(e) = options.validate() {
+        return Report::refused(&e);
+    }
     let mut r = check_inner(h, options);
     let mut first = Vec::new();
     if !options.workload_given {
@@ -421,7 +522,7 @@ pub fn check_history(h: &History, options: &CheckOptions) -> Report {
 }
 
 fn check_inner(h: &History, options: &CheckOptions) -> Report {
-    let mopts = options.model_options().unwrap_or_default();
+    let mopts = options.model_options().expect("validated names parse");
     let workload = if options.workload_given {
         options.workload
     } else {
@@ -752,4 +853,68 @@ pub(crate) fn explain_cycle(
     // order cannot close one), so inference went wrong; report nothing.
     let kind = crate::graph::classify(&rels)?;
     Some(ExplainedCycle { kind, txns, steps })
+}
+
+#[cfg(test)]
+mod options_tests {
+    use super::*;
+
+    #[test]
+    fn validation_names_the_unknown_name_and_the_nearest_known_one() {
+        let o = CheckOptions {
+            anomalies: vec!["G-singel".into()],
+            ..CheckOptions::default()
+        };
+        assert_eq!(
+            o.validate(),
+            Err(OptionsError::UnknownAnomaly {
+                name: "G-singel".into(),
+                suggestion: Some("G-single"),
+            })
+        );
+        let o = CheckOptions {
+            models: Some(vec!["Serializable".into()]),
+            ..CheckOptions::default()
+        };
+        assert_eq!(
+            o.validate(),
+            Err(OptionsError::UnknownModel {
+                name: "Serializable".into(),
+                suggestion: Some("serializable"),
+            })
+        );
+        let o = CheckOptions {
+            models: Some(vec!["PL-3".into(), ":snapshot-isolation".into()]),
+            anomalies: vec![
+                ":G1".into(),
+                "G2".into(),
+                "internal".into(),
+                "lost-update".into(),
+            ],
+            ..CheckOptions::default()
+        };
+        assert_eq!(o.validate(), Ok(()));
+    }
+
+    #[test]
+    fn check_history_never_reads_an_unknown_name_as_none() {
+        let h = crate::history::read::read_history(
+            "{:type :ok, :process 0, :value [[:append :x 1]]}".as_bytes(),
+            "test",
+            None,
+        )
+        .expect("reads");
+        let o = CheckOptions {
+            models: Some(vec![]),
+            anomalies: vec!["G3".into()],
+            ..CheckOptions::default()
+        };
+        let r = check_history(&h, &o);
+        assert_eq!(r.valid, Validity::Unknown);
+        assert!(
+            r.notes[0].contains("unknown anomaly \"G3\""),
+            "{:?}",
+            r.notes
+        );
+    }
 }

@@ -2,7 +2,7 @@
 
 use super::exit;
 use crate::check::{check_history, CheckOptions, Validity, Workload};
-use crate::history::read::{read_history_file, Format};
+use crate::history::read::{read_history, read_history_file, Format};
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
@@ -28,7 +28,8 @@ pub enum FormatArg {
 /// Check histories against consistency models, like elle-cli.
 #[derive(Args, Debug, Clone)]
 pub struct CheckArgs {
-    /// History files (EDN, JSON, JSON lines or OneLite; gzip/zstd read directly).
+    /// History files (EDN, JSON, JSON lines or OneLite; gzip/zstd read
+    /// directly); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Workload; inferred from the history's micro-ops when omitted (a note names
@@ -64,7 +65,7 @@ pub struct CheckArgs {
     pub verbose: bool,
     /// Print a human-readable report: verdict, models ruled out, and an
     /// explanation of every anomaly.
-    #[arg(short = 'x', long)]
+    #[arg(short = 'x', long, conflicts_with = "verbose")]
     pub explain: bool,
     /// For list-append histories whose appended values repeat: print the
     /// serial order (or snapshot-isolation commit order) that explains every
@@ -158,9 +159,17 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     });
     let mut worst = exit::VALID;
     let stdout = std::io::stdout();
+    // Set when the reader of stdout went away: the rest is checked for the
+    // exit code, printing nothing.
+    let mut closed = false;
     for file in &args.files {
         let mut clock = crate::check::timing::Stopwatch::start();
-        let history = match read_history_file(file, format) {
+        let read = if file.as_os_str() == "-" {
+            read_history(std::io::stdin().lock(), "<stdin>", format)
+        } else {
+            read_history_file(file, format)
+        };
+        let history = match read {
             Ok(h) => h,
             Err(e) => {
                 eprintln!("isolde: {e}");
@@ -177,14 +186,20 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         }
         let report = check_history(&history, &options);
         let label = file.display().to_string();
-        print_result(
-            &mut stdout.lock(),
-            &history,
-            &report,
-            &label,
-            args.verbose,
-            args.explain,
-        )?;
+        if !closed {
+            let printed = print_result(
+                &mut stdout.lock(),
+                &history,
+                &report,
+                &label,
+                args.verbose,
+                args.explain,
+            );
+            match printed {
+                Err(e) if super::is_broken_pipe(&e) => closed = true,
+                other => other?,
+            }
+        }
         if let Some(dir) = &args.directory {
             write_report(&history, &report, dir, &args.plot_format, &label)?;
         }

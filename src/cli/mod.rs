@@ -16,3 +16,16 @@ pub mod exit {
     /// A history could not be read (malformed, missing file, ...).
     pub const INPUT_ERROR: i32 = 4;
 }
+
+/// Whether writing failed because the reader closed the pipe (`isolde ... |
+/// head`): output ends quietly there, and the exit code still tells the
+/// verdict.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        let kind = c
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind)
+            .or_else(|| c.downcast_ref::<serde_json::Error>()?.io_error_kind());
+        kind == Some(std::io::ErrorKind::BrokenPipe)
+    })
+}

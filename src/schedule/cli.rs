@@ -1,8 +1,10 @@
 //! `isolde schedule`: arguments and the command. Exit codes: 0 when every
-//! schedule is conflict-serializable, 1 when at least one is not, 2 on bad
-//! input (unreadable file, syntax error, no schedule).
+//! schedule is conflict-serializable, 1 when at least one is not, 2 on a bad
+//! command line, 4 on unreadable input (missing file, syntax error, no
+//! schedule).
 
-use super::{analyze, parse_schedules, ScheduleError};
+use super::{analyze, parse::parse_schedule_lines, ScheduleError};
+use crate::cli::{exit, is_broken_pipe};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -12,7 +14,8 @@ use std::path::PathBuf;
 /// A schedule is written `r1(x) w2(x) w1(x) c1 c2` (also `r1[x]`, `R1(X)`,
 /// commas; `c` commit, `a` abort); a file holds one schedule per line, or
 /// JSON lines `{"txn":1,"op":"r","item":"x"}` forming one schedule.
-/// Exit status: 0 all conflict-serializable, 1 some not, 2 bad input.
+/// Exit status: 0 all conflict-serializable, 1 some not, 2 bad command
+/// line, 4 unreadable input (the other lines' reports are still printed).
 #[derive(clap::Args, Debug, Clone)]
 pub struct ScheduleArgs {
     /// The schedule(s) to judge, one per line, e.g. "r1(x) w2(x) w1(x) c1 c2".
@@ -51,7 +54,7 @@ pub fn run_schedule(
             let mut s = String::new();
             if let Err(e) = std::io::stdin().read_to_string(&mut s) {
                 writeln!(err, "error: cannot read stdin: {e}")?;
-                return Ok(2);
+                return Ok(exit::INPUT_ERROR);
             }
             s
         }
@@ -59,40 +62,69 @@ pub fn run_schedule(
             Ok(s) => s,
             Err(e) => {
                 writeln!(err, "error: cannot read {}: {e}", p.display())?;
-                return Ok(2);
+                let text = p.to_string_lossy();
+                if !p.exists() && text.contains(['(', '[', ' ']) {
+                    writeln!(
+                        err,
+                        "  to judge a schedule written on the command line, use -e: isolde schedule -e \"{text}\""
+                    )?;
+                }
+                return Ok(exit::INPUT_ERROR);
             }
         },
         (None, None) => {
             writeln!(err, "error: give a schedule with -e or a FILE")?;
-            return Ok(2);
+            return Ok(exit::USAGE);
         }
     };
-    let schedules = match parse_schedules(&text) {
-        Ok(s) => s,
-        Err(e) => {
-            write!(err, "{}", render_error(&text, &e))?;
-            return Ok(2);
-        }
-    };
+    let schedules = parse_schedule_lines(&text);
     if schedules.is_empty() {
         writeln!(err, "error: no schedule in the input")?;
-        return Ok(2);
+        return Ok(exit::INPUT_ERROR);
     }
-    let mut all_serializable = true;
-    for (i, s) in schedules.iter().enumerate() {
+    let (mut all_serializable, mut unreadable) = (true, false);
+    // Set when the reader of `out` went away: judge the rest for the exit
+    // code, printing nothing.
+    let mut closed = false;
+    let mut printed = 0;
+    for s in &schedules {
+        let s = match s {
+            Ok(s) => s,
+            Err(e) => {
+                write!(err, "{}", render_error(&text, e))?;
+                unreadable = true;
+                continue;
+            }
+        };
         let report = analyze(s);
         all_serializable &= report.conflict_serializable;
-        if args.verbose {
-            writeln!(out, "{}", serde_json::to_string(&report)?)?;
-        } else {
-            if i > 0 {
-                writeln!(out)?;
-            }
-            write!(out, "{report}")?;
+        if closed {
+            continue;
         }
+        let written = (|| -> anyhow::Result<()> {
+            if args.verbose {
+                writeln!(out, "{}", serde_json::to_string(&report)?)?;
+            } else {
+                if printed > 0 {
+                    writeln!(out)?;
+                }
+                write!(out, "{report}")?;
+            }
+            Ok(out.flush()?)
+        })();
+        match written {
+            Err(e) if is_broken_pipe(&e) => closed = true,
+            other => other?,
+        }
+        printed += 1;
     }
-    out.flush()?;
-    Ok(if all_serializable { 0 } else { 1 })
+    Ok(if unreadable {
+        exit::INPUT_ERROR
+    } else if all_serializable {
+        exit::VALID
+    } else {
+        exit::INVALID
+    })
 }
 
 /// The error, the offending line, and a caret under the bad column.
