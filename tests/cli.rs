@@ -469,3 +469,46 @@ fn schedule_exit_codes_for_usage_and_unreadable_input() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(stderr(&o), "");
 }
+
+/// elle-cli's plot flags (`-t/--plot-timeout`, `-b/--max-plot-bytes`) are
+/// accepted; a diagram over the byte bound is left undrawn and the page
+/// says why, while the text file still holds the explanation.
+#[test]
+fn elle_cli_plot_flags_bound_the_diagrams() {
+    let Some(f) = corpus("README-example.edn") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("isolde-cli-plot-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let d = dir.to_string_lossy().into_owned();
+    let o = isolde(&["-m", "list-append", "-t", "5000", "-b", "100", "-d", &d, &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(dir.join("G1c.txt").exists());
+    assert!(
+        !dir.join("G1c/1.svg").exists(),
+        "a 100-byte bound draws nothing"
+    );
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(page.contains("over --max-plot-bytes"), "{page}");
+    // Long forms, and a bound large enough to draw.
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = isolde(&[
+        "check",
+        "--plot-timeout",
+        "60000",
+        "--max-plot-bytes",
+        "1000000",
+        "-d",
+        &d,
+        &f,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(dir.join("G1c/1.svg").exists());
+    // A zero timeout: the first diagram's time is already past it.
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = isolde(&["check", "-t", "0", "-d", &d, &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    assert!(page.contains("--plot-timeout reached"), "{page}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

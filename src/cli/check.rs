@@ -99,6 +99,16 @@ pub struct CheckArgs {
     /// Diagram format for --directory.
     #[arg(short = 'p', long = "plot-format", default_value = "svg", value_parser = ["svg", "png"])]
     pub plot_format: String,
+    /// elle-cli's flag: milliseconds spent drawing the diagrams of one
+    /// anomaly type for --directory; the rest of that type is listed
+    /// undrawn, and the page says so. No bound unless given.
+    #[arg(short = 't', long = "plot-timeout")]
+    pub plot_timeout: Option<u64>,
+    /// elle-cli's flag: a diagram larger than this many bytes (of SVG; Elle
+    /// counts DOT) is not drawn in --directory's report, and the page says
+    /// so. No bound unless given.
+    #[arg(short = 'b', long = "max-plot-bytes")]
+    pub max_plot_bytes: Option<usize>,
 }
 
 impl CheckArgs {
@@ -201,7 +211,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
             }
         }
         if let Some(dir) = &args.directory {
-            write_report(&history, &report, dir, &args.plot_format, &label)?;
+            write_report_with(&history, &report, dir, &args.report_options(&label)?)?;
         }
         let code = match report.valid {
             Validity::True => exit::VALID,
@@ -247,7 +257,8 @@ pub fn print_result(
     Ok(())
 }
 
-/// Writes the HTML report (with text files and diagrams) into `dir`.
+/// Writes the HTML report (with text files and diagrams) into `dir`, with
+/// elle-cli's default plot bounds (`isolde run`'s report).
 pub fn write_report(
     history: &crate::history::History,
     report: &crate::check::Report,
@@ -260,8 +271,31 @@ pub fn write_report(
         title: Some(title.to_string()),
         ..Default::default()
     };
-    crate::report::write_report(history, report, dir, &opts)
+    write_report_with(history, report, dir, &opts)
+}
+
+/// Writes the report as `opts` asks, naming `dir` in an error.
+fn write_report_with(
+    history: &crate::history::History,
+    report: &crate::check::Report,
+    dir: &std::path::Path,
+    opts: &crate::report::ReportOptions,
+) -> anyhow::Result<()> {
+    crate::report::write_report(history, report, dir, opts)
         .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", dir.display()))
+}
+
+impl CheckArgs {
+    /// The report options `-p`, `-t` and `-b` ask for.
+    fn report_options(&self, title: &str) -> anyhow::Result<crate::report::ReportOptions> {
+        Ok(crate::report::ReportOptions {
+            plot_format: self.plot_format.parse()?,
+            title: Some(title.to_string()),
+            plot_timeout: self.plot_timeout.map(std::time::Duration::from_millis),
+            max_plot_bytes: self.max_plot_bytes,
+            ..Default::default()
+        })
+    }
 }
 
 /// Reads `{"<op index>": position, ...}`.

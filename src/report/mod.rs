@@ -87,6 +87,13 @@ pub struct ReportOptions {
     pub max_cycles: usize,
     /// Shown as the page's title, e.g. the history's file name.
     pub title: Option<String>,
+    /// elle-cli's `--plot-timeout`: time spent drawing the diagrams of one
+    /// anomaly type; past it the rest of that type is listed undrawn.
+    pub plot_timeout: Option<std::time::Duration>,
+    /// elle-cli's `--max-plot-bytes`: a diagram whose SVG is larger is not
+    /// drawn (Elle bounds its DOT text the same way, so a huge cycle does
+    /// not stall the report).
+    pub max_plot_bytes: Option<usize>,
 }
 
 impl Default for ReportOptions {
@@ -95,6 +102,8 @@ impl Default for ReportOptions {
             plot_format: PlotFormat::Svg,
             max_cycles: DEFAULT_MAX_CYCLES,
             title: None,
+            plot_timeout: None,
+            max_plot_bytes: None,
         }
     }
 }
@@ -168,6 +177,8 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
     fs::create_dir_all(dir)?;
     // Anomaly details name ops by `index`; built only when needed.
     let mut by_index: Option<FxHashMap<i64, TxnId>> = None;
+    // Diagrams left out by the plot bounds, said on the page.
+    let mut skipped: Vec<String> = Vec::new();
     let mut kinds: Vec<&String> = r.anomalies.keys().collect();
     kinds.sort_by(|a, b| crate::model::anomaly_severity_cmp(a, b));
     let mut sections = Vec::with_capacity(kinds.len());
@@ -187,6 +198,8 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
         txt.write_all(b"\n")?;
         txt.flush()?;
         let mut shown = Vec::new();
+        let started = std::time::Instant::now();
+        let mut out_of_time = false;
         for (i, f) in findings.iter().enumerate().take(opts.max_cycles) {
             let (picture, involved) = match &f.cycle {
                 Some(c) => {
@@ -219,6 +232,25 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
                     (picture, involved)
                 }
             };
+            out_of_time = out_of_time || opts.plot_timeout.is_some_and(|t| started.elapsed() > t);
+            let picture = match picture {
+                _ if out_of_time => {
+                    skipped.push(format!(
+                        "{kind} #{}: not drawn, --plot-timeout reached",
+                        i + 1
+                    ));
+                    None
+                }
+                Some(svg) if opts.max_plot_bytes.is_some_and(|m| svg.len() > m) => {
+                    skipped.push(format!(
+                        "{kind} #{}: not drawn, its diagram ({} bytes) is over --max-plot-bytes",
+                        i + 1,
+                        svg.len()
+                    ));
+                    None
+                }
+                p => p,
+            };
             let diagram = match picture {
                 Some(svg) => {
                     let sub = dir.join(&stem);
@@ -249,6 +281,7 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
         });
     }
     let mut notes = r.notes.clone();
+    notes.extend(skipped);
     if raster.as_ref().is_some_and(|rz| !rz.has_fonts()) {
         notes.push(
             "No system font was found, so the PNG diagrams carry no text; use --plot-format svg."
