@@ -242,7 +242,7 @@ fn postgres_runs_with_a_short_deadlock_timeout_unless_told_not_to() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(0), "{e}");
     assert!(
-        e.contains("deadlock_timeout=20ms on isolde's sessions"),
+        e.contains("deadlock_timeout=5ms on isolde's sessions"),
         "{e}"
     );
     // 10 clients on 3 keys under SERIALIZABLE meet serialization failures.

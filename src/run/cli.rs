@@ -80,7 +80,7 @@ pub enum TargetArgs {
         #[arg(long = "session-var", value_name = "NAME=VALUE", value_parser = parse_session_var)]
         session_vars: Vec<(String, String)>,
         /// Keep the server's deadlock_timeout. By default isolde sets
-        /// deadlock_timeout=20ms on its own sessions when the server allows
+        /// deadlock_timeout=5ms on its own sessions when the server allows
         /// it (superuser), since the default 1 s stalls every deadlock.
         #[arg(long)]
         server_defaults: bool,

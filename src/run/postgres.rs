@@ -12,7 +12,7 @@ use std::time::Duration;
 /// server's: PostgreSQL's default (1 s) stalls every deadlocked transaction
 /// for a second, which turns contended workloads into a crawl (29 txn/s
 /// instead of over 1,000 on the README's ladder workload).
-pub const FAST_DEADLOCK_TIMEOUT: &str = "20ms";
+pub const FAST_DEADLOCK_TIMEOUT: &str = "5ms";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PgLevel {
