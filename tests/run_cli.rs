@@ -255,3 +255,15 @@ fn postgres_runs_with_a_short_deadlock_timeout_unless_told_not_to() {
     assert_eq!(o.status.code(), Some(0), "{e}");
     assert!(!e.contains("deadlock_timeout"), "{e}");
 }
+
+#[test]
+fn a_run_checked_against_no_model_says_so() {
+    let (o, _) = run(
+        &["sim", "-n", "50", "-c", "none", "--seed", "1"],
+        Duration::from_secs(30),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("valid (no model, -a only)"), "{e}");
+    assert!(!e.contains("()"), "{e}");
+}

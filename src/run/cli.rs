@@ -640,6 +640,12 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     };
     let report = check_history(&history, &options);
     let models = options.models.clone().unwrap_or_default().join(",");
+    // `-c none`: say what was checked instead of an empty `()`.
+    let models = if models.is_empty() {
+        "no model, -a only".to_string()
+    } else {
+        models
+    };
     let verdict = match report.valid {
         Validity::True => format!("valid ({models})"),
         Validity::False => format!("INVALID ({models}): {}", report.anomaly_types.join(", ")),
