@@ -15,8 +15,10 @@ use super::sqlite::{Begin, Journal, SqliteTarget};
 use super::{run_id, RunError, WorkloadKind};
 use crate::check::{check_history, CheckOptions, Validity, Workload};
 use clap::{Args, Subcommand};
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Run a workload against a database, record the history, then check it.
@@ -77,6 +79,11 @@ pub enum TargetArgs {
         /// e.g. deadlock_timeout=50ms (some need a superuser).
         #[arg(long = "session-var", value_name = "NAME=VALUE", value_parser = parse_session_var)]
         session_vars: Vec<(String, String)>,
+        /// Keep the server's deadlock_timeout. By default isolde sets
+        /// deadlock_timeout=5ms on its own sessions when the server allows
+        /// it (superuser), since the default 1 s stalls every deadlock.
+        #[arg(long)]
+        server_defaults: bool,
         #[command(flatten)]
         common: CommonArgs,
     },
@@ -368,6 +375,54 @@ pub struct Recorded {
     pub seed: u64,
     pub faults: u64,
     pub warnings: Vec<String>,
+    /// Settings isolde chose for the target (e.g. PostgreSQL's deadlock_timeout).
+    pub notes: Vec<String>,
+    /// Failed transactions by cause (the database's error code).
+    pub fail_causes: BTreeMap<String, u64>,
+}
+
+/// Longest a target's setup may take when its own timeouts do not fire (a
+/// server that accepts the connection and never answers).
+const SETUP_LIMIT: Duration = Duration::from_secs(30);
+
+/// Runs `t.setup()` on its own thread so that Ctrl-C, or a server that never
+/// answers, cannot hang the run before it starts (the thread is abandoned:
+/// the process ends soon after).
+fn guarded_setup(t: &Arc<dyn Target>) -> Result<(), RunError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = Arc::clone(t);
+    std::thread::spawn(move || {
+        let _ = tx.send(worker.setup());
+    });
+    let started = Instant::now();
+    loop {
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(result) => {
+                return result.map_err(|e| RunError::Setup {
+                    target: t.describe(),
+                    message: format!("{e:#}"),
+                })
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(RunError::Setup {
+                    target: t.describe(),
+                    message: "setup panicked".into(),
+                })
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if driver::interrupted() {
+            return Err(RunError::Interrupted {
+                target: t.describe(),
+            });
+        }
+        if started.elapsed() >= SETUP_LIMIT {
+            return Err(RunError::Setup {
+                target: t.describe(),
+                message: format!("no answer within {} s", SETUP_LIMIT.as_secs()),
+            });
+        }
+    }
 }
 
 /// Runs the workload and records the history; does not check it.
@@ -389,6 +444,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     let started = Instant::now();
     let mut faults = 0;
     let mut warnings = vec![];
+    let mut notes = vec![];
+    let mut fail_causes = BTreeMap::new();
     let record_error = |e: std::io::Error| RunError::Record {
         path: path.display().to_string(),
         source: e,
@@ -419,7 +476,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
         }
         target => {
             let mut temp_db = None;
-            let t: Box<dyn Target> = match target {
+            let t: Arc<dyn Target> = match target {
                 TargetArgs::Sqlite {
                     db, begin, journal, ..
                 } => {
@@ -428,7 +485,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         temp_db = Some(f.clone());
                         f
                     });
-                    Box::new(SqliteTarget::new(
+                    Arc::new(SqliteTarget::new(
                         file,
                         *begin,
                         *journal,
@@ -440,31 +497,33 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                     url,
                     isolation,
                     session_vars,
+                    server_defaults,
                     ..
-                } => Box::new(PgTarget::new(
-                    url,
-                    *isolation,
-                    session_vars.clone(),
-                    common.workload,
-                    &id,
-                )?),
+                } => Arc::new(
+                    PgTarget::new(
+                        url,
+                        *isolation,
+                        session_vars.clone(),
+                        *server_defaults,
+                        common.workload,
+                        &id,
+                    )
+                    .map_err(|e| RunError::Option(format!("{e:#}")))?,
+                ),
                 TargetArgs::Mysql {
                     url,
                     isolation,
                     session_vars,
                     ..
-                } => Box::new(MyTarget::new(
-                    url,
-                    *isolation,
-                    session_vars.clone(),
-                    common.workload,
-                    &id,
-                )?),
+                } => Arc::new(
+                    MyTarget::new(url, *isolation, session_vars.clone(), common.workload, &id)
+                        .map_err(|e| RunError::Option(format!("{e:#}")))?,
+                ),
                 TargetArgs::Exec {
                     command,
                     reply_timeout,
                     ..
-                } => Box::new(ExecTarget::new(
+                } => Arc::new(ExecTarget::new(
                     command.clone(),
                     common.workload,
                     &id,
@@ -472,15 +531,14 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                 )),
                 TargetArgs::Sim { .. } => unreachable!("handled above"),
             };
-            t.setup().map_err(|e| RunError::Setup {
-                target: t.describe(),
-                message: format!("{e:#}"),
-            })?;
+            guarded_setup(&t)?;
+            notes = t.notes();
             rec = Recorder::create(&path, Clock::Real(Instant::now())).map_err(record_error)?;
             let stats =
                 driver::run_threaded(t.as_ref(), &plan, Generator::new(gen_opts), &rec, &progress);
             faults = stats.faults.ran;
             warnings = stats.warnings;
+            fail_causes = stats.fail_causes;
             if let Err(e) = t.teardown() {
                 warnings.push(format!("cleanup failed: {e:#}"));
             }
@@ -502,11 +560,26 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
         seed,
         faults,
         warnings,
+        notes,
+        fail_causes,
     })
 }
 
+/// The exit code of a run that did not get to record: options and a target
+/// that cannot be set up (refused connection, rejected --session-var) are
+/// the command line's fault (2); Ctrl-C during setup is 130, as for a
+/// shell; anything else (the history file) is 4.
+fn error_code(e: &anyhow::Error) -> i32 {
+    match e.downcast_ref::<RunError>() {
+        Some(RunError::Option(_) | RunError::Setup { .. }) => exit::USAGE,
+        Some(RunError::Interrupted { .. }) => 130,
+        _ => exit::INPUT_ERROR,
+    }
+}
+
 /// Runs `isolde run`; returns the exit code (as `isolde check`: 0 valid,
-/// 1 invalid, 3 unknown, 4 history unreadable).
+/// 1 invalid, 3 unknown, 4 history unreadable; 2 for bad options or a
+/// target that cannot be set up).
 pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     let common = args.target.common();
     let options = common.check_options(args.target.default_model());
@@ -516,7 +589,13 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     }
-    let r = record(args)?;
+    let r = match record(args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("isolde: {e:#}");
+            return Ok(error_code(&e));
+        }
+    };
     for w in &r.warnings {
         eprintln!("isolde: warning: {w}");
     }
@@ -532,8 +611,19 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         secs,
         (c.ok + c.fail + c.info) as f64 / secs.max(1e-9),
     );
+    if !r.fail_causes.is_empty() {
+        let causes: Vec<String> = r
+            .fail_causes
+            .iter()
+            .map(|(cause, n)| format!("{cause} x{n}"))
+            .collect();
+        summary += &format!(", fail by cause: {}", causes.join(", "));
+    }
     if common.fault.is_some() {
         summary += &format!(", {} faults", r.faults);
+    }
+    for note in &r.notes {
+        summary += &format!("; {note}");
     }
     summary += &format!("; seed {}; history {}", r.seed, r.path.display());
     if common.no_check {
@@ -550,6 +640,12 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     };
     let report = check_history(&history, &options);
     let models = options.models.clone().unwrap_or_default().join(",");
+    // `-c none`: say what was checked instead of an empty `()`.
+    let models = if models.is_empty() {
+        "no model, -a only".to_string()
+    } else {
+        models
+    };
     let verdict = match report.valid {
         Validity::True => format!("valid ({models})"),
         Validity::False => format!("INVALID ({models}): {}", report.anomaly_types.join(", ")),

@@ -31,6 +31,32 @@ pub trait Target: Send + Sync {
     fn connect(&self, worker: u32) -> anyhow::Result<Box<dyn Client>>;
     /// Drops what `setup` created (best effort).
     fn teardown(&self) -> anyhow::Result<()>;
+    /// Settings isolde chose for this run, for the summary (after `setup`).
+    fn notes(&self) -> Vec<String> {
+        vec![]
+    }
+}
+
+/// A database URL safe to print: the password, if any, replaced by `***`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let Some((userinfo, host)) = rest.rsplit_once('@') else {
+        return url.to_string();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}"),
+        None => url.to_string(),
+    }
+}
+
+/// The part of a fail message that names its cause, for the summary's
+/// tally: the database's error code (`40001` of `40001: could not
+/// serialize ...`), else the message's start.
+pub fn fail_cause(msg: &str) -> String {
+    let head = msg.split(':').next().unwrap_or(msg).trim();
+    head.chars().take(40).collect()
 }
 
 /// Parses the comma-separated text a list-append table stores.
@@ -136,5 +162,28 @@ mod tests {
         assert!(e.contains("--features run-postgres"), "{e}");
         assert!(t.connect(0).is_err());
         assert!(t.teardown().is_ok());
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact_url("mysql://root:s3cret@127.0.0.1:3306/test"),
+            "mysql://root:***@127.0.0.1:3306/test"
+        );
+        assert_eq!(
+            redact_url("postgres://postgres@127.0.0.1/test"),
+            "postgres://postgres@127.0.0.1/test"
+        );
+        assert_eq!(redact_url("not a url"), "not a url");
+    }
+
+    #[test]
+    fn fail_causes_are_codes() {
+        assert_eq!(fail_cause("40001: could not serialize access"), "40001");
+        assert_eq!(
+            fail_cause("1213 (40001): Deadlock found when trying to get lock"),
+            "1213 (40001)"
+        );
+        assert_eq!(fail_cause("fail"), "fail");
     }
 }

@@ -9,6 +9,7 @@ use super::progress::Progress;
 use super::recorder::Recorder;
 use super::Txn;
 use crate::history::Outcome;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -59,6 +60,8 @@ pub struct DriverStats {
     pub faults: FaultStats,
     /// Messages about workers that gave up (could not reconnect).
     pub warnings: Vec<String>,
+    /// Failed transactions by cause (the database's error code).
+    pub fail_causes: BTreeMap<String, u64>,
 }
 
 struct Shared<'a> {
@@ -71,6 +74,7 @@ struct Shared<'a> {
     /// Largest process id used so far.
     max_process: AtomicI64,
     warnings: Mutex<Vec<String>>,
+    fail_causes: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Shared<'_> {
@@ -108,7 +112,15 @@ impl Shared<'_> {
         self.progress.invoked();
         let (outcome, value, error) = match client.execute(txn) {
             Completion::Ok(done) => (Outcome::Ok, done, None),
-            Completion::Fail(e) => (Outcome::Fail, txn.clone(), Some(e)),
+            Completion::Fail(e) => {
+                *self
+                    .fail_causes
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .entry(super::client::fail_cause(&e))
+                    .or_default() += 1;
+                (Outcome::Fail, txn.clone(), Some(e))
+            }
             Completion::Info(e) => (Outcome::Info, txn.clone(), Some(e)),
         };
         self.rec
@@ -225,6 +237,7 @@ pub fn run_threaded(
         started: Instant::now(),
         max_process: AtomicI64::new(plan.processes as i64 - 1),
         warnings: Mutex::new(vec![]),
+        fail_causes: Mutex::new(BTreeMap::new()),
     };
     let faults_done = AtomicBool::new(false);
     let mut faults = FaultStats::default();
@@ -252,6 +265,10 @@ pub fn run_threaded(
         faults,
         warnings: shared
             .warnings
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner()),
+        fail_causes: shared
+            .fail_causes
             .into_inner()
             .unwrap_or_else(|p| p.into_inner()),
     }

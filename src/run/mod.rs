@@ -116,6 +116,8 @@ pub enum RunError {
     Option(String),
     #[error("cannot set up {target}: {message}")]
     Setup { target: String, message: String },
+    #[error("interrupted while setting up {target}; nothing was run")]
+    Interrupted { target: String },
     #[error("cannot write the history to {path}: {source}")]
     Record {
         path: String,

@@ -83,9 +83,48 @@ impl MyTarget {
     }
 }
 
+/// How long setup waits for the server's handshake and replies: a server
+/// that is not MySQL (e.g. PostgreSQL's port) never sends a greeting.
+#[cfg(feature = "run-mysql")]
+const SETUP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A MySQL error as one line, without the driver's debug-style wrappers
+/// (`MySqlError { ... }`): `1213 (40001): Deadlock found ...`.
+#[cfg(feature = "run-mysql")]
+pub fn error_text(e: &mysql::Error) -> String {
+    // A read timeout surfaces as an I/O error, directly or inside the codec's.
+    let timed_out = match e {
+        mysql::Error::IoError(io) => Some(io),
+        mysql::Error::CodecError(c) => {
+            std::error::Error::source(c).and_then(|s| s.downcast_ref::<std::io::Error>())
+        }
+        _ => None,
+    }
+    .is_some_and(|io| {
+        matches!(
+            io.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        )
+    });
+    if timed_out {
+        return "no answer from the server in time (is it a MySQL or MariaDB server?)".into();
+    }
+    match e {
+        mysql::Error::MySqlError(me) => format!("{} ({}): {}", me.code, me.state, me.message),
+        mysql::Error::DriverError(d) => d.to_string(),
+        mysql::Error::IoError(io) => io.to_string(),
+        mysql::Error::CodecError(c) => c.to_string(),
+        mysql::Error::UrlError(u) => u.to_string(),
+        other => other.to_string(),
+    }
+}
+
 #[cfg(feature = "run-mysql")]
 pub struct MyTarget {
     opts: Opts,
+    /// `opts` with read and write timeouts, for setup only (a worker's
+    /// statement may wait on locks for longer).
+    setup_opts: Opts,
     level: MyLevel,
     session_vars: Vec<(String, String)>,
     workload: WorkloadKind,
@@ -101,13 +140,27 @@ impl MyTarget {
         workload: WorkloadKind,
         run_id: &str,
     ) -> anyhow::Result<Self> {
-        let opts =
-            Opts::from_url(url).map_err(|e| anyhow::anyhow!("bad MySQL URL {url:?}: {e}"))?;
+        let shown = super::client::redact_url(url);
+        if shown.starts_with("mariadb://") {
+            anyhow::bail!(
+                "bad MySQL URL {shown:?}: MariaDB speaks MySQL's protocol: use {:?}",
+                shown.replacen("mariadb://", "mysql://", 1)
+            );
+        }
+        let opts = Opts::from_url(url).map_err(|e| {
+            let e = mysql::Error::UrlError(e);
+            anyhow::anyhow!("bad MySQL URL {shown:?}: {}", error_text(&e))
+        })?;
         let opts: Opts = OptsBuilder::from_opts(opts)
-            .tcp_connect_timeout(Some(Duration::from_secs(5)))
+            .tcp_connect_timeout(Some(SETUP_TIMEOUT))
+            .into();
+        let setup_opts: Opts = OptsBuilder::from_opts(opts.clone())
+            .read_timeout(Some(SETUP_TIMEOUT))
+            .write_timeout(Some(SETUP_TIMEOUT))
             .into();
         Ok(MyTarget {
             opts,
+            setup_opts,
             level,
             session_vars,
             workload,
@@ -119,31 +172,62 @@ impl MyTarget {
 #[cfg(feature = "run-mysql")]
 impl Target for MyTarget {
     fn describe(&self) -> String {
-        format!("mysql {}", self.level.model())
+        format!(
+            "mysql {} at {}:{}",
+            self.level.model(),
+            self.opts.get_ip_or_hostname(),
+            self.opts.get_tcp_port()
+        )
     }
 
+    /// Creates the table, then opens one client as the workers will, so that
+    /// a rejected --session-var fails here with the server's message. Every
+    /// step is bounded by [`SETUP_TIMEOUT`].
     fn setup(&self) -> anyhow::Result<()> {
-        let mut c = Conn::new(self.opts.clone())?;
+        let db = |e: mysql::Error| anyhow::anyhow!(error_text(&e));
+        let mut c = Conn::new(self.setup_opts.clone()).map_err(db)?;
         let v = match self.workload {
             WorkloadKind::ListAppend => "LONGTEXT",
             WorkloadKind::RwRegister => "BIGINT",
         };
-        c.query_drop(format!("DROP TABLE IF EXISTS {}", self.table))?;
+        c.query_drop(format!("DROP TABLE IF EXISTS {}", self.table))
+            .map_err(db)?;
         c.query_drop(format!(
             "CREATE TABLE {} (k BIGINT NOT NULL PRIMARY KEY, v {v} NOT NULL) ENGINE=InnoDB",
             self.table
-        ))?;
-        Ok(())
+        ))
+        .map_err(db)?;
+        self.open(self.setup_opts.clone()).map(drop)
     }
 
     fn connect(&self, _worker: u32) -> anyhow::Result<Box<dyn Client>> {
-        let mut conn = Conn::new(self.opts.clone())?;
+        self.open(self.opts.clone())
+    }
+
+    fn teardown(&self) -> anyhow::Result<()> {
+        let mut c =
+            Conn::new(self.setup_opts.clone()).map_err(|e| anyhow::anyhow!(error_text(&e)))?;
+        c.query_drop(format!("DROP TABLE IF EXISTS {}", self.table))
+            .map_err(|e| anyhow::anyhow!(error_text(&e)))?;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "run-mysql")]
+impl MyTarget {
+    /// A client on a new connection: isolation level, session variables,
+    /// prepared statements.
+    fn open(&self, opts: Opts) -> anyhow::Result<Box<dyn Client>> {
+        let db = |e: mysql::Error| anyhow::anyhow!(error_text(&e));
+        let mut conn = Conn::new(opts).map_err(db)?;
         conn.query_drop(format!(
             "SET SESSION TRANSACTION ISOLATION LEVEL {}",
             self.level.sql()
-        ))?;
+        ))
+        .map_err(db)?;
         for (name, value) in &self.session_vars {
-            conn.query_drop(format!("SET SESSION {name} = {value}"))?;
+            conn.query_drop(format!("SET SESSION {name} = {value}"))
+                .map_err(|e| anyhow::anyhow!("--session-var {name}={value}: {}", error_text(&e)))?;
         }
         let t = &self.table;
         let write = match self.workload {
@@ -154,20 +238,16 @@ impl Target for MyTarget {
                 format!("INSERT INTO {t} (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)")
             }
         };
-        let read = conn.prep(format!("SELECT v FROM {t} WHERE k = ?"))?;
-        let write = conn.prep(write)?;
+        let read = conn
+            .prep(format!("SELECT v FROM {t} WHERE k = ?"))
+            .map_err(db)?;
+        let write = conn.prep(write).map_err(db)?;
         Ok(Box::new(MyClient {
             conn,
             read,
             write,
             workload: self.workload,
         }))
-    }
-
-    fn teardown(&self) -> anyhow::Result<()> {
-        let mut c = Conn::new(self.opts.clone())?;
-        c.query_drop(format!("DROP TABLE IF EXISTS {}", self.table))?;
-        Ok(())
     }
 }
 
@@ -243,8 +323,8 @@ impl Client for MyClient {
                 };
                 let rolled_back = self.conn.query_drop("ROLLBACK").is_ok();
                 match classify(code, rolled_back) {
-                    Outcome::Fail => Completion::Fail(e.to_string()),
-                    _ => Completion::Info(e.to_string()),
+                    Outcome::Fail => Completion::Fail(error_text(&e)),
+                    _ => Completion::Info(error_text(&e)),
                 }
             }
         }

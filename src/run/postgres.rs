@@ -7,9 +7,19 @@ use super::WorkloadKind;
 use super::{Mop, ReadValue, Txn};
 use crate::history::Outcome;
 #[cfg(feature = "run-postgres")]
+use postgres::config::Host;
+#[cfg(feature = "run-postgres")]
 use postgres::{Config, IsolationLevel, NoTls, Statement};
 #[cfg(feature = "run-postgres")]
+use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(feature = "run-postgres")]
 use std::time::Duration;
+
+/// `deadlock_timeout` isolde sets on its own sessions unless told to keep the
+/// server's: PostgreSQL's default (1 s) stalls every deadlocked transaction
+/// for a second, which turns contended workloads into a crawl (29 txn/s
+/// instead of over 1,000 on the README's ladder workload).
+pub const FAST_DEADLOCK_TIMEOUT: &str = "5ms";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum PgLevel {
@@ -65,6 +75,7 @@ impl PgTarget {
         _: &str,
         _: PgLevel,
         _: Vec<(String, String)>,
+        _: bool,
         _: WorkloadKind,
         _: &str,
     ) -> anyhow::Result<super::client::Unavailable> {
@@ -78,8 +89,47 @@ pub struct PgTarget {
     level: PgLevel,
     /// Set on every connection with `set_config` (bound parameters).
     session_vars: Vec<(String, String)>,
+    /// Try [`FAST_DEADLOCK_TIMEOUT`] (not with --server-defaults, nor when
+    /// the user sets deadlock_timeout).
+    fast_deadlocks: bool,
+    /// Whether the server accepted it (decided once, at setup).
+    fast_accepted: AtomicBool,
     workload: WorkloadKind,
     table: String,
+}
+
+/// `host:port` of a PostgreSQL config, for messages.
+#[cfg(feature = "run-postgres")]
+fn address(config: &Config) -> String {
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.clone(),
+        #[cfg(unix)]
+        Some(Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    format!("{host}:{port}")
+}
+
+/// A PostgreSQL error as one line: the server's SQLSTATE and message, or the
+/// client's description (no debug structs).
+#[cfg(feature = "run-postgres")]
+pub fn error_text(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.code().code(), db.message()),
+        None => {
+            let mut s = e.to_string();
+            let mut src = std::error::Error::source(e);
+            while let Some(cause) = src {
+                let c = cause.to_string();
+                if !s.contains(&c) {
+                    s = format!("{s}: {c}");
+                }
+                src = cause.source();
+            }
+            s
+        }
+    }
 }
 
 #[cfg(feature = "run-postgres")]
@@ -88,22 +138,30 @@ impl PgTarget {
         url: &str,
         level: PgLevel,
         session_vars: Vec<(String, String)>,
+        server_defaults: bool,
         workload: WorkloadKind,
         run_id: &str,
     ) -> anyhow::Result<Self> {
-        let mut config: Config = url
-            .parse()
-            .map_err(|e| anyhow::anyhow!("bad PostgreSQL URL {url:?}: {e}"))?;
+        let mut config: Config = url.parse().map_err(|e| {
+            anyhow::anyhow!(
+                "bad PostgreSQL URL {:?}: {e}",
+                super::client::redact_url(url)
+            )
+        })?;
         if config.get_application_name().is_none() {
             config.application_name("isolde");
         }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
+        let fast_deadlocks =
+            !server_defaults && !session_vars.iter().any(|(n, _)| n == "deadlock_timeout");
         Ok(PgTarget {
             config,
             level,
             session_vars,
+            fast_deadlocks,
+            fast_accepted: AtomicBool::new(false),
             workload,
             table: table_name(workload, run_id),
         })
@@ -113,11 +171,22 @@ impl PgTarget {
 #[cfg(feature = "run-postgres")]
 impl Target for PgTarget {
     fn describe(&self) -> String {
-        format!("postgres {}", self.level.model())
+        format!(
+            "postgres {} at {}",
+            self.level.model(),
+            address(&self.config)
+        )
     }
 
+    /// Creates the table, decides whether the short deadlock_timeout is
+    /// allowed (it needs a superuser), then opens one client as the workers
+    /// will, so that a rejected --session-var fails here, with the server's
+    /// message, rather than in every worker's reconnect loop.
     fn setup(&self) -> anyhow::Result<()> {
-        let mut c = self.config.connect(NoTls)?;
+        let mut c = self
+            .config
+            .connect(NoTls)
+            .map_err(|e| anyhow::anyhow!(error_text(&e)))?;
         let v = match self.workload {
             WorkloadKind::ListAppend => "TEXT",
             WorkloadKind::RwRegister => "BIGINT",
@@ -125,14 +194,44 @@ impl Target for PgTarget {
         c.batch_execute(&format!(
             "DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (k BIGINT PRIMARY KEY, v {v} NOT NULL)",
             t = self.table
-        ))?;
-        Ok(())
+        ))
+        .map_err(|e| anyhow::anyhow!(error_text(&e)))?;
+        if self.fast_deadlocks {
+            let ok = c
+                .execute(
+                    "SELECT set_config('deadlock_timeout', $1, false)",
+                    &[&FAST_DEADLOCK_TIMEOUT],
+                )
+                .is_ok();
+            self.fast_accepted.store(ok, Ordering::Relaxed);
+        }
+        self.connect(0).map(drop)
+    }
+
+    fn notes(&self) -> Vec<String> {
+        if !self.fast_deadlocks {
+            return vec![];
+        }
+        vec![if self.fast_accepted.load(Ordering::Relaxed) {
+            format!("deadlock_timeout={FAST_DEADLOCK_TIMEOUT} on isolde's sessions (--server-defaults keeps the server's)")
+        } else {
+            "the server's deadlock_timeout kept (setting it needs a superuser)".into()
+        }]
     }
 
     fn connect(&self, _worker: u32) -> anyhow::Result<Box<dyn Client>> {
-        let mut conn = self.config.connect(NoTls)?;
+        let db = |e: postgres::Error| anyhow::anyhow!(error_text(&e));
+        let mut conn = self.config.connect(NoTls).map_err(db)?;
+        if self.fast_accepted.load(Ordering::Relaxed) {
+            conn.execute(
+                "SELECT set_config('deadlock_timeout', $1, false)",
+                &[&FAST_DEADLOCK_TIMEOUT],
+            )
+            .map_err(db)?;
+        }
         for (name, value) in &self.session_vars {
-            conn.execute("SELECT set_config($1, $2, false)", &[name, value])?;
+            conn.execute("SELECT set_config($1, $2, false)", &[name, value])
+                .map_err(|e| anyhow::anyhow!("--session-var {name}={value}: {}", error_text(&e)))?;
         }
         let t = &self.table;
         let write = match self.workload {
@@ -144,8 +243,10 @@ impl Target for PgTarget {
                 "INSERT INTO {t} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"
             ),
         };
-        let read = conn.prepare(&format!("SELECT v FROM {t} WHERE k = $1"))?;
-        let write = conn.prepare(&write)?;
+        let read = conn
+            .prepare(&format!("SELECT v FROM {t} WHERE k = $1"))
+            .map_err(db)?;
+        let write = conn.prepare(&write).map_err(db)?;
         Ok(Box::new(PgClient {
             conn,
             read,
@@ -231,10 +332,7 @@ impl Client for PgClient {
             Err(Failure::Data(e)) => Completion::Info(e),
             Err(Failure::Db(e)) => {
                 let code = e.code().map(|c| c.code());
-                let msg = match e.as_db_error() {
-                    Some(db) => format!("{}: {}", db.code().code(), db.message()),
-                    None => e.to_string(),
-                };
+                let msg = error_text(&e);
                 match classify(code) {
                     Outcome::Fail if !e.is_closed() => Completion::Fail(msg),
                     _ => Completion::Info(msg),

@@ -1,0 +1,269 @@
+//! `isolde run` through the built binary: exit codes and messages of setup
+//! failures (rejected settings, refused or silent servers, Ctrl-C), option
+//! errors, and what the summary says. The database tests need PostgreSQL on
+//! 127.0.0.1:5432 and MariaDB on 127.0.0.1:3306 (under CI=true they fail when
+//! a server is down; elsewhere they skip).
+
+mod run_support;
+
+use run_support::{server_up, temp_path};
+use std::net::TcpListener;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const PG: &str = "postgres://postgres@127.0.0.1:5432/test";
+const MY: &str = "mysql://root@127.0.0.1:3306/test";
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_isolde"))
+}
+
+/// Runs `isolde run ARGS -o TEMP`, bounded by `limit`; returns its output
+/// and how long it took.
+fn run(args: &[&str], limit: Duration) -> (Output, Duration) {
+    let out = temp_path("run-cli.jsonl");
+    let started = Instant::now();
+    let mut child = bin()
+        .arg("run")
+        .args(args)
+        .arg("-o")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("isolde runs");
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("isolde run {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().expect("output");
+    let _ = std::fs::remove_file(&out);
+    (output, started.elapsed())
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A loopback port nothing listens on.
+fn closed_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[test]
+fn option_errors_exit_2() {
+    for args in [
+        &["sim", "--read-ratio", "2"][..],
+        &["sim", "-p", "0"],
+        &["sim", "--time-limit", "0"],
+        &["sim", "--rate", "5"],
+        &["exec", "--reply-timeout", "0", "--", "true"],
+    ] {
+        let (o, _) = run(args, Duration::from_secs(20));
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains("invalid option"), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn refused_connections_exit_2_naming_host_and_port() {
+    let port = closed_port();
+    let pg = format!("postgres://postgres@127.0.0.1:{port}/test");
+    let my = format!("mysql://root:s3cret@127.0.0.1:{port}/test");
+    for (target, url) in [("postgres", &pg), ("mysql", &my)] {
+        let (o, took) = run(&[target, "--url", url, "-n", "5"], Duration::from_secs(20));
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{target}: {e}");
+        assert!(e.contains(&format!("127.0.0.1:{port}")), "{target}: {e}");
+        assert!(e.contains("refused"), "{target}: {e}");
+        assert!(!e.contains("s3cret"), "{target}: a password echoed: {e}");
+        assert!(!e.contains("Error {"), "{target}: a debug struct: {e}");
+        assert!(took < Duration::from_secs(10), "{target}: {took:?}");
+    }
+}
+
+#[test]
+fn bad_urls_hide_the_password_and_hint_at_mysql() {
+    let (o, _) = run(
+        &[
+            "mysql",
+            "--url",
+            "mariadb://root:s3cret@127.0.0.1:3306/test",
+        ],
+        Duration::from_secs(20),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("use \"mysql://root:***@127.0.0.1:3306/test\""),
+        "{e}"
+    );
+    assert!(!e.contains("s3cret"), "{e}");
+    let (o, _) = run(
+        &["mysql", "--url", "mysql://root:s3cret@127.0.0.1:nope/test"],
+        Duration::from_secs(20),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("bad MySQL URL") && !e.contains("s3cret"), "{e}");
+}
+
+#[test]
+fn ctrl_c_aborts_a_setup_the_server_never_answers() {
+    // Accepts connections and never says a word (what a MySQL client meets
+    // at a server that waits for the client to speak first).
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = vec![];
+        for s in listener.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let url = format!("mysql://root@127.0.0.1:{port}/test");
+    let mut child = bin()
+        .args(["run", "mysql", "--url", &url, "-n", "5", "-o"])
+        .arg(temp_path("ctrl-c.jsonl"))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = loop {
+        if child.try_wait().unwrap().is_some() {
+            break child.wait_with_output().unwrap();
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(3),
+            "Ctrl-C did not end setup"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert!(e.contains("interrupted while setting up mysql"), "{e}");
+}
+
+#[test]
+fn mysql_at_a_postgres_port_fails_in_seconds() {
+    if !server_up("PostgreSQL", "127.0.0.1:5432") {
+        return;
+    }
+    let (o, took) = run(
+        &[
+            "mysql",
+            "--url",
+            "mysql://root@127.0.0.1:5432/test",
+            "-n",
+            "5",
+        ],
+        Duration::from_secs(30),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("127.0.0.1:5432"), "{e}");
+    assert!(took < Duration::from_secs(10), "{took:?}: {e}");
+}
+
+#[test]
+fn rejected_postgres_settings_fail_setup_with_the_servers_message() {
+    if !server_up("PostgreSQL", "127.0.0.1:5432") {
+        return;
+    }
+    for (var, says) in [
+        ("no_such_var=1", "unrecognized configuration parameter"),
+        ("deadlock_timeout=banana", "banana"),
+    ] {
+        let (o, took) = run(
+            &["postgres", "--url", PG, "-n", "5", "--session-var", var],
+            Duration::from_secs(20),
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{var}: {e}");
+        assert!(e.contains(&format!("--session-var {var}")), "{var}: {e}");
+        assert!(e.contains(says), "{var}: {e}");
+        assert!(took < Duration::from_secs(10), "{var}: {took:?}");
+    }
+}
+
+#[test]
+fn rejected_mysql_settings_fail_setup_with_the_servers_message() {
+    if !server_up("MariaDB", "127.0.0.1:3306") {
+        return;
+    }
+    let (o, took) = run(
+        &[
+            "mysql",
+            "--url",
+            MY,
+            "-n",
+            "5",
+            "--session-var",
+            "no_such_var=1",
+        ],
+        Duration::from_secs(20),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("Unknown system variable"), "{e}");
+    assert!(!e.contains("MySqlError {"), "{e}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
+fn postgres_runs_with_a_short_deadlock_timeout_unless_told_not_to() {
+    if !server_up("PostgreSQL", "127.0.0.1:5432") {
+        return;
+    }
+    let base = [
+        "postgres",
+        "--url",
+        PG,
+        "-i",
+        "serializable",
+        "-n",
+        "300",
+        "--key-count",
+        "3",
+        "--seed",
+        "1",
+    ];
+    let (o, _) = run(&base, Duration::from_secs(60));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(
+        e.contains("deadlock_timeout=5ms on isolde's sessions"),
+        "{e}"
+    );
+    // 10 clients on 3 keys under SERIALIZABLE meet serialization failures.
+    assert!(e.contains("fail by cause: 40001 x"), "{e}");
+    assert!(e.contains("/s)"), "{e}");
+    let mut keep = base.to_vec();
+    keep.push("--server-defaults");
+    let (o, _) = run(&keep, Duration::from_secs(60));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(!e.contains("deadlock_timeout"), "{e}");
+}
+
+#[test]
+fn a_run_checked_against_no_model_says_so() {
+    let (o, _) = run(
+        &["sim", "-n", "50", "-c", "none", "--seed", "1"],
+        Duration::from_secs(30),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("valid (no model, -a only)"), "{e}");
+    assert!(!e.contains("()"), "{e}");
+}
