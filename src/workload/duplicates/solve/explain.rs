@@ -482,3 +482,44 @@ enum Role {
     Write(u32, u32),
     Unseen(u32),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::problem::extract;
+    use super::super::super::{Level, Limits};
+    use super::super::Outcome2;
+    use super::*;
+    use crate::history::read::read_history;
+
+    /// Write skew: T0 misses T1's append to x, T1 misses T0's append to y,
+    /// and T2 saw both appends.
+    const WRITE_SKEW: &str = "\
+{:type :ok, :f :txn, :process 0, :index 0, :value [[:r :x []] [:append :y 1]]}
+{:type :ok, :f :txn, :process 1, :index 1, :value [[:r :y []] [:append :x 1]]}
+{:type :ok, :f :txn, :process 2, :index 2, :value [[:r :x [1]] [:r :y [1]]]}
+";
+
+    #[test]
+    fn a_cycle_is_told_as_steps_between_transactions() {
+        let h = read_history(WRITE_SKEW.as_bytes(), "test", None).unwrap();
+        let keys = extract(&h, 256).unwrap_or_else(|_| panic!("no contradiction"));
+        let limits = Limits {
+            witness_first: false,
+            ..Limits::default()
+        };
+        let Outcome2::Invalid(f) = Solver::new(&h, Level::Serializable, &keys, &limits).run()
+        else {
+            panic!("write skew is not serializable");
+        };
+        assert_eq!(
+            (f.kind.as_str(), f.txns, f.keys),
+            ("G2-item", vec![0, 1], vec![0, 1])
+        );
+        assert_eq!(
+            f.explanation,
+            "Let: T0, T1\nThen:\n  \
+             - T0 read key :x as [], which misses T1's append of [1] at position 0.\n  \
+             - T1 read key :y as [], which misses T0's append of [1] at position 0, a cycle.\n"
+        );
+    }
+}

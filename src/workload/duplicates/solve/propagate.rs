@@ -141,3 +141,56 @@ impl Solver<'_> {
         edges
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::problem::extract;
+    use super::super::super::{Level, Limits};
+    use super::super::VarKind;
+    use super::*;
+    use crate::history::read::read_history;
+
+    /// x ends as [1 2 1]: T0 and T3 both append 1, T2 appends 2.
+    const TWO_ONES: &str = "\
+{:type :ok, :f :txn, :process 0, :index 0, :value [[:append :x 1]]}
+{:type :ok, :f :txn, :process 1, :index 1, :value [[:r :x [1]]]}
+{:type :ok, :f :txn, :process 2, :index 2, :value [[:append :x 2]]}
+{:type :ok, :f :txn, :process 3, :index 3, :value [[:append :x 1]]}
+{:type :ok, :f :txn, :process 4, :index 4, :value [[:r :x [1 2 1]]]}
+";
+
+    /// The value of each place variable, by (writer's transaction, start).
+    fn places(s: &Solver) -> Vec<(u32, u32, i8)> {
+        let mut out = Vec::new();
+        for (v, k) in s.vars.iter().enumerate() {
+            if let VarKind::Place { key, w, start, .. } = *k {
+                let t = s.keys[key as usize].writers[w as usize].txn;
+                out.push((t, start, s.val[v]));
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn the_only_writer_of_a_value_is_forced_to_its_place() {
+        let h = read_history(TWO_ONES.as_bytes(), "test", None).unwrap();
+        let keys = extract(&h, 256).unwrap_or_else(|_| panic!("no contradiction"));
+        let limits = Limits::default();
+        let mut s = Solver::new(&h, Level::Serializable, &keys, &limits);
+        s.build().unwrap();
+        s.propagate().unwrap();
+        let p = places(&s);
+        // The 2 can only be at position 1.
+        assert!(p.contains(&(2, 1, 1)), "{p:?}");
+        // Either 1 may come first: both writers keep both places open.
+        for t in [0, 3] {
+            for start in [0, 2] {
+                let open = p
+                    .iter()
+                    .any(|&(pt, ps, x)| pt == t && ps == start && x == -1);
+                assert!(open, "T{t} at {start} stays open: {p:?}");
+            }
+        }
+    }
+}

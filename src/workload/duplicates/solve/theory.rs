@@ -196,3 +196,82 @@ impl Theory for Acyclic {
         &[]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use batsat::{lbool, SolverInterface};
+
+    /// A SAT solver with one variable per entry of `edges` (the edges its
+    /// literal adds, tagged `10 + i`) and a theory over `n` nodes in order.
+    fn setup(
+        n: u32,
+        edges: &[&[(u32, u32)]],
+        decide: &[bool],
+    ) -> (batsat::Solver<batsat::BasicCallbacks>, Vec<Lit>, Acyclic) {
+        let mut sat = batsat::Solver::new(batsat::SolverOpts::default(), Default::default());
+        let mut lits = Vec::new();
+        let (mut off, mut flat) = (vec![0u32], Vec::new());
+        for (i, es) in edges.iter().enumerate() {
+            lits.push(Lit::new(sat.new_var(lbool::TRUE, decide[i]), true));
+            flat.extend_from_slice(es);
+            off.push(flat.len() as u32);
+        }
+        let from_sat = (10..10 + edges.len() as u32).collect();
+        let order: Vec<u32> = (0..n).collect();
+        (sat, lits, Acyclic::new(&order, off, flat, from_sat, 1024))
+    }
+
+    #[test]
+    fn an_edge_closing_a_cycle_is_refused_with_the_cycle_as_conflict() {
+        let (mut sat, l, mut th) = setup(3, &[&[(0, 1)], &[(1, 2)], &[(2, 0)]], &[true; 3]);
+        for &x in &l {
+            sat.add_clause_reuse(&mut vec![x]);
+        }
+        assert_eq!(sat.solve_limited_th(&mut th, &[]), lbool::FALSE);
+        let mut cyc = th.cycles[0].clone();
+        cyc.sort_unstable();
+        assert_eq!(cyc, vec![(0, 1, 10), (1, 2, 11), (2, 0, 12)]);
+    }
+
+    #[test]
+    fn edges_of_a_dag_are_accepted() {
+        let (mut sat, l, mut th) = setup(3, &[&[(0, 1)], &[(1, 2), (0, 2)]], &[true; 2]);
+        for &x in &l {
+            sat.add_clause_reuse(&mut vec![x]);
+        }
+        assert_eq!(sat.solve_limited_th(&mut th, &[]), lbool::TRUE);
+        assert_eq!(th.dag.edges(), 3);
+        assert!(th.cycles.is_empty());
+    }
+
+    /// x adds 0 → 1 and implies y (through z), which adds 1 → 0. Only x is
+    /// decided on, true first: the cycle is refused, and the solver can set
+    /// y only if backtracking took 0 → 1 out again.
+    #[test]
+    fn backtracking_removes_the_edges_of_undone_literals() {
+        let (mut sat, l, mut th) = setup(2, &[&[(0, 1)], &[(1, 0)], &[]], &[true, false, false]);
+        let (x, y, z) = (l[0], l[1], l[2]);
+        sat.add_clause_reuse(&mut vec![x, y]);
+        sat.add_clause_reuse(&mut vec![!x, z]);
+        sat.add_clause_reuse(&mut vec![!z, y]);
+        assert_eq!(sat.solve_limited_th(&mut th, &[]), lbool::TRUE);
+        assert!(!th.cycles.is_empty(), "x was tried and refused");
+        assert_eq!(sat.get_model()[0], lbool::FALSE);
+        // The graph tags edges by solver variable (y is the second).
+        assert_eq!(th.dag.all_edges().collect::<Vec<_>>(), vec![(1, 0, 1)]);
+    }
+
+    #[test]
+    fn popping_a_level_undoes_its_edges_and_pending_checks() {
+        let (_, _, mut th) = setup(3, &[&[(0, 1)]], &[true]);
+        th.create_level();
+        th.dag.add(0, 1, 10).unwrap();
+        th.processed = 1;
+        th.pending.push((2, 0, 10, 0));
+        th.pop_levels(1);
+        assert_eq!((th.dag.edges(), th.processed, th.n_levels()), (0, 0, 0));
+        assert!(th.pending.is_empty());
+        assert!(th.dag.add(1, 0, 11).is_ok(), "0 → 1 is gone");
+    }
+}
