@@ -182,7 +182,7 @@ impl Target for MyTarget {
 
     /// Creates the table, then opens one client as the workers will, so that
     /// a rejected --session-var fails here with the server's message. Every
-    /// step is bounded by [`SETUP_TIMEOUT`].
+    /// step is bounded by `SETUP_TIMEOUT`.
     fn setup(&self) -> anyhow::Result<()> {
         let db = |e: mysql::Error| anyhow::anyhow!(error_text(&e));
         let mut c = Conn::new(self.setup_opts.clone()).map_err(db)?;
