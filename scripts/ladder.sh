@@ -33,7 +33,7 @@ row "sim serializable" sim -i serializable
 row "sim snapshot-isolation" sim -i snapshot-isolation
 row "sim read-committed" sim -i read-committed
 pg=postgres://postgres@127.0.0.1:5432/test
-row "PostgreSQL READ COMMITTED" postgres --url "$pg" -i read-committed --session-var deadlock_timeout=20ms
+row "PostgreSQL READ COMMITTED" postgres --url "$pg" -i read-committed
 row "PostgreSQL REPEATABLE READ" postgres --url "$pg" -i repeatable-read
 row "PostgreSQL SERIALIZABLE" postgres --url "$pg" -i serializable
 my=mysql://root@127.0.0.1:3306/test
