@@ -251,12 +251,7 @@ fn solver_verdict(h: &History, level: Level, out: solve::Outcome2) -> DupVerdict
                 Validity::False,
                 f.explanation.lines().next().unwrap_or("").to_string(),
             );
-            v.anomaly = Some(DupAnomaly {
-                kind: f.kind,
-                txns: f.txns,
-                keys: f.keys,
-                explanation: f.explanation,
-            });
+            v.anomaly = Some(f);
             v
         }
         solve::Outcome2::Unknown(m) => verdict(level, Validity::Unknown, m),

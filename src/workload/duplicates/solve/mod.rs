@@ -129,14 +129,9 @@ pub enum Outcome2 {
     Unknown(String),
 }
 
-/// A reason for invalidity found by the solver.
-#[derive(Clone, Debug)]
-pub struct Finding {
-    pub kind: String,
-    pub txns: Vec<TxnId>,
-    pub keys: Vec<u32>,
-    pub explanation: String,
-}
+/// A reason for invalidity found by the solver: the record every level's
+/// verdict carries (one type, so the driver hands it on as it is).
+pub use super::DupAnomaly as Finding;
 
 /// Counters for reports and benchmarks.
 #[derive(Clone, Copy, Debug, Default)]
