@@ -17,15 +17,7 @@ use std::sync::Arc;
 
 pub use crate::model::Validity;
 
-/// Which workload inference to run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Workload {
-    #[default]
-    /// Jepsen's list-append: `[:append k v]`, `[:r k [v ...]]`.
-    ListAppend,
-    /// Registers: `[:w k v]`, `[:r k v]`.
-    RwRegister,
-}
+pub use crate::workload::Workload;
 
 /// What to check for: Elle's options.
 #[derive(Clone, Debug)]
@@ -80,6 +72,11 @@ impl Default for CheckOptions {
 }
 
 impl CheckOptions {
+    /// The workload `-m` gave, if it was given.
+    pub fn given_workload(&self) -> Option<Workload> {
+        self.workload_given.then_some(self.workload)
+    }
+
     /// The register-inference options these ask for.
     pub fn register_options(&self) -> crate::workload::rw_register::RegisterOptions<'_> {
         crate::workload::rw_register::RegisterOptions {

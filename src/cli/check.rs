@@ -189,7 +189,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         };
         clock.lap("read");
         let realtime = crate::check::needs_realtime(&options);
-        if let Some(r) = crate::workload::fit::refusal(&history, &options, realtime) {
+        if let Some(r) = crate::workload::fit::refusal(&history, options.given_workload(), realtime)
+        {
             eprintln!("isolde: {}:{}: {}", file.display(), r.line, r.what);
             worst = exit::INPUT_ERROR;
             continue;

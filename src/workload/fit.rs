@@ -3,7 +3,7 @@
 //! list-append history as registers, gives a verdict about a history nobody
 //! ran (`unknown` for no stated reason, or a confident `true`).
 
-use crate::check::{CheckOptions, Workload};
+use super::Workload;
 use crate::explain::json::{mop_edn, op_edn};
 use crate::history::{History, MopKind, Observed};
 
@@ -45,23 +45,20 @@ pub fn name(w: Workload) -> &'static str {
     }
 }
 
-/// The workload `options` ask for, or the one inferred from `h`.
-pub fn workload(h: &History, options: &CheckOptions) -> Workload {
-    if options.workload_given {
-        options.workload
-    } else {
-        infer(h)
-    }
+/// The workload given (`-m`), or the one inferred from `h`.
+pub fn workload(h: &History, given: Option<Workload>) -> Workload {
+    given.unwrap_or_else(|| infer(h))
 }
 
-/// The first reason `h` cannot be checked with `options`, if any: a
+/// The first reason `h` cannot be checked as the `given` workload (else the
+/// inferred one), if any: a
 /// micro-op or read that the workload has no meaning for, or a process that
 /// invoked twice without completing when the models need real-time order
 /// (which pairs invocations with completions, as Elle's history library
 /// refuses to do there).
-pub fn refusal(h: &History, options: &CheckOptions, needs_realtime: bool) -> Option<Refusal> {
-    let w = workload(h, options);
-    let how = if options.workload_given {
+pub fn refusal(h: &History, given: Option<Workload>, needs_realtime: bool) -> Option<Refusal> {
+    let w = workload(h, given);
+    let how = if given.is_some() {
         "given with -m"
     } else {
         "inferred from the history's micro-ops"
@@ -129,12 +126,8 @@ mod tests {
         b.finish().unwrap()
     }
 
-    fn given(w: Workload) -> CheckOptions {
-        CheckOptions {
-            workload: w,
-            workload_given: true,
-            ..CheckOptions::default()
-        }
+    fn given(w: Workload) -> Option<Workload> {
+        Some(w)
     }
 
     #[test]
@@ -164,7 +157,7 @@ mod tests {
         let h = history(
             "{:type :ok, :process 0, :value [[:append :x 1]]}\n{:type :ok, :process 1, :value [[:r :x 5]]}",
         );
-        let r = refusal(&h, &given(Workload::ListAppend), false).expect("refused");
+        let r = refusal(&h, given(Workload::ListAppend), false).expect("refused");
         assert_eq!(r.line, 2);
         assert!(
             r.what.starts_with("micro-op [:r :x 5] (number 1 of {"),
@@ -176,16 +169,16 @@ mod tests {
             "{}",
             r.what
         );
-        let r = refusal(&h, &given(Workload::RwRegister), false).expect("refused");
+        let r = refusal(&h, given(Workload::RwRegister), false).expect("refused");
         assert_eq!(r.line, 1);
         assert!(r.what.contains("[:append :x 1]"), "{}", r.what);
-        let inferred = CheckOptions::default();
-        assert!(refusal(&h, &inferred, false)
+        let inferred = None;
+        assert!(refusal(&h, inferred, false)
             .expect("refused")
             .what
             .contains("inferred"));
         let fits = history("{:type :ok, :process 0, :value [[:w :x [1 2]] [:r :x [1 2]]]}");
-        assert_eq!(refusal(&fits, &given(Workload::RwRegister), false), None);
+        assert_eq!(refusal(&fits, given(Workload::RwRegister), false), None);
     }
 
     #[test]
@@ -195,7 +188,7 @@ mod tests {
              {:type :invoke, :process 0, :value [[:append :x 2]]}\n\
              {:type :ok, :process 0, :value [[:append :x 2]]}",
         );
-        let r = refusal(&h, &CheckOptions::default(), true).expect("refused");
+        let r = refusal(&h, None, true).expect("refused");
         assert_eq!(r.line, 2);
         assert!(
             r.what
@@ -203,7 +196,7 @@ mod tests {
             "{}",
             r.what
         );
-        assert_eq!(refusal(&h, &CheckOptions::default(), false), None);
+        assert_eq!(refusal(&h, None, false), None);
         assert!(double_invoke_note(&h)
             .unwrap()
             .contains("process 0 invokes op 1 (line 2)"));

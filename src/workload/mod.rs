@@ -11,6 +11,16 @@ pub use crate::evidence::{Explain, Step};
 use crate::graph::Rels;
 use crate::history::{History, TxnId};
 
+/// Which workload inference to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Workload {
+    #[default]
+    /// Jepsen's list-append: `[:append k v]`, `[:r k [v ...]]`.
+    ListAppend,
+    /// Registers: `[:w k v]`, `[:r k v]`.
+    RwRegister,
+}
+
 /// Renders an anomaly's Elle-shaped detail and its text explanation.
 pub type RenderFn = dyn Fn(&History) -> (serde_json::Value, String) + Send + Sync;
 
