@@ -8,8 +8,13 @@
 //! or `... -- --file PATH...` to check saved histories (e.g. from `--save`).
 //! Prints one Markdown table row per history and level.
 
+// The duplicate-value history generator shared by tests and benchmarks.
+#[allow(dead_code)]
+#[path = "../tests/support/duplicates_gen.rs"]
+mod duplicates_gen;
+
+use duplicates_gen::{generate, Db, Params};
 use isolde::history::read::read_history;
-use isolde::workload::duplicates::gen::{generate, Db, Params};
 use isolde::workload::duplicates::{check_duplicates, Level, Limits};
 use std::time::Instant;
 

@@ -24,6 +24,7 @@
 //! process is replaced, as Jepsen does). The output is a pure function of
 //! the arguments.
 
+use isolde::rng::Rng;
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
 
@@ -141,25 +142,6 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     Ok(a)
-}
-
-/// SplitMix64: small, fast, and the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        ((self.next() >> 32) * n) >> 32
-    }
-    fn chance(&mut self, p: f64) -> bool {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64 <= p && p > 0.0
-    }
 }
 
 /// A micro-op as invoked: `[:append k v]` or `[:r k nil]`.
@@ -460,7 +442,7 @@ fn run(a: Args, out: &mut dyn Write) -> io::Result<()> {
         writes_per_key: u64::from(a.writes_per_key),
     };
     let mut g = Gen {
-        rng: Rng(a.seed ^ 0x5EED_0F15_01DE),
+        rng: Rng::new(a.seed ^ 0x5EED_0F15_01DE),
         db: Db {
             lists: Vec::new(),
             last_commit: Vec::new(),

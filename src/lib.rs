@@ -51,6 +51,7 @@ pub mod graph;
 pub mod history;
 pub mod model;
 pub mod report;
+pub mod rng;
 // Internal: `isolde run`'s generator, clients and recorder. Its argument
 // docs are also `--help` text, shown as written, so not HTML-checked.
 #[allow(missing_docs, rustdoc::invalid_html_tags)]

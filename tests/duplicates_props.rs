@@ -10,10 +10,16 @@
 //! lost-update database, half of them with a corrupted read — the checker's
 //! verdict must equal the oracle's at every level, never `unknown`.
 
+// The duplicate-value history generator shared by tests and benchmarks.
+#[allow(dead_code)]
+#[path = "support/duplicates_gen.rs"]
+mod duplicates_gen;
+
+use duplicates_gen::{generate, Db, Params};
 use isolde::history::read::read_history;
 use isolde::history::{History, KeyId, MopKind, Observed, Outcome, TxnId, ValId};
 use isolde::model::Validity;
-use isolde::workload::duplicates::gen::{generate, Db, Params, Rng};
+use isolde::rng::Rng;
 use isolde::workload::duplicates::{check_duplicates, Level, Limits};
 use std::collections::HashMap;
 
@@ -289,7 +295,7 @@ fn run_with(level: Level, cases: u64, seed0: u64, limits: &Limits) {
 /// [`run_with`]; `strip` drops the invocations (completions only: no
 /// real-time order at all, so strict serializability is serializability).
 fn run_gen(level: Level, cases: u64, seed0: u64, limits: &Limits, strip: bool) {
-    let mut rng = Rng(seed0);
+    let mut rng = Rng::new(seed0);
     let (mut valid, mut invalid) = (0, 0);
     for case in 0..cases {
         let p = small(&mut rng, seed0 * 1_000_003 + case);

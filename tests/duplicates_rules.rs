@@ -1,10 +1,15 @@
 //! The rules that speed up duplicate-value checking, one by one: each is
 //! shown to fire on a small history and to hold back where it must.
 
+// The duplicate-value history generator shared by tests and benchmarks.
+#[allow(dead_code)]
+#[path = "support/duplicates_gen.rs"]
+mod duplicates_gen;
+
+use duplicates_gen::{generate, generate_with_truth, Db, Params};
 use isolde::history::read::read_history;
 use isolde::history::{History, TxnId};
 use isolde::model::Validity;
-use isolde::workload::duplicates::gen::{generate, generate_with_truth, Db, Params};
 use isolde::workload::duplicates::problem::{extract, KeyFacts};
 use isolde::workload::duplicates::replay::{self, Clock};
 use isolde::workload::duplicates::sessions::with_session_intervals;

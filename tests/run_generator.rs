@@ -1,8 +1,8 @@
 //! The workload generator: determinism, the moving key window, value
 //! uniqueness and duplicates, distributions.
 
+use isolde::rng::{Dist, Rng, Sampler, Zipf};
 use isolde::run::generator::{GenOptions, Generator};
-use isolde::run::rng::{Dist, Rng, Sampler, Zipf};
 use isolde::run::{Mop, WorkloadKind};
 use std::collections::{HashMap, HashSet};
 

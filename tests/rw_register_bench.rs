@@ -10,24 +10,11 @@
 
 use isolde::check::{check_history, CheckOptions, Validity, Workload};
 use isolde::history::read::read_history;
+use isolde::rng::Rng;
 use isolde::workload::rw_register::{infer_with, RegisterOptions};
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::time::Instant;
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// A register history of `n` transactions, as EDN lines: valid, except
 /// that `stale` percent of committed reads return the key's previous
@@ -36,7 +23,7 @@ pub fn generate(n: usize, seed: u64, stale: u64) -> String {
     const PROCS: usize = 10;
     const KEYS: usize = 10;
     const MAX_WRITES: u64 = 256;
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let mut slots: Vec<(u64, u64)> = (0..KEYS as u64)
         .map(|k| (k, 1 + rng.below(MAX_WRITES)))
         .collect();

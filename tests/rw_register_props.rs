@@ -13,26 +13,9 @@
 use isolde::graph::{sccs, GraphBuilder, Rels};
 use isolde::history::read::read_history;
 use isolde::history::{History, MopKind, Observed, Outcome};
+use isolde::rng::Rng;
 use isolde::workload::rw_register::{infer_with, RegisterOptions};
 use std::collections::HashMap;
-
-/// xorshift64*: deterministic and dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -61,7 +44,7 @@ fn generate(rng: &mut Rng) -> String {
             let mops = (0..len)
                 .map(|_| {
                     let k = rng.below(keys);
-                    if rng.chance(50) {
+                    if rng.chance(0.5) {
                         let v = next_val.entry(k).or_insert(0);
                         *v += 1;
                         (true, k, *v)
@@ -122,10 +105,10 @@ fn generate(rng: &mut Rng) -> String {
             if let Some(r) = r {
                 if !executed[r]
                     && txns[r].kind != Kind::Fail
-                    && rng.chance(if i == p { 100 } else { 30 })
+                    && rng.chance(if i == p { 1.0 } else { 0.3 })
                 {
                     executed[r] = true;
-                    if txns[r].kind == Kind::Ok || rng.chance(50) {
+                    if txns[r].kind == Kind::Ok || rng.chance(0.5) {
                         execute(&mut txns[r], &mut state);
                     }
                 }
@@ -142,8 +125,8 @@ fn generate(rng: &mut Rng) -> String {
                 if t.kind == Kind::Ok {
                     // Corrupt some reads.
                     for m in &mut t.mops {
-                        if !m.0 && rng.chance(12) {
-                            m.2 = if all.is_empty() || rng.chance(25) {
+                        if !m.0 && rng.chance(0.12) {
+                            m.2 = if all.is_empty() || rng.chance(0.25) {
                                 0
                             } else {
                                 all[rng.below(all.len() as u64) as usize].1
@@ -300,7 +283,7 @@ fn isolde_rejects(h: &History, opts: &RegisterOptions<'_>, realtime: bool) -> Op
 }
 
 fn never_a_false_alarm(seed: u64, cases: usize, opts: RegisterOptions<'_>, realtime: bool) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let (mut flagged, mut invalid) = (0, 0);
     for case in 0..cases {
         let text = generate(&mut rng);

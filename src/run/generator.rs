@@ -9,8 +9,8 @@
 //! key, except on keys chosen for duplicates (`duplicates` of them), which
 //! draw values from `[1, value_domain]`.
 
-use super::rng::{Dist, Rng, Sampler, Zipf};
 use super::{Key, Mop, Txn, Value, WorkloadKind};
+use crate::rng::{Dist, Rng, Sampler, Zipf};
 
 /// Everything that shapes the generated transactions.
 #[derive(Clone, Debug)]

@@ -20,7 +20,6 @@ pub mod mysql;
 pub mod postgres;
 pub mod progress;
 pub mod recorder;
-pub mod rng;
 pub mod sim;
 pub mod sqlite;
 

@@ -29,9 +29,9 @@
 use super::generator::Generator;
 use super::progress::Progress;
 use super::recorder::Recorder;
-use super::rng::Rng;
 use super::{Key, Mop, ReadValue, Txn, Value, WorkloadKind};
 use crate::history::Outcome;
+use crate::rng::Rng;
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
 use std::time::{Duration, Instant};

@@ -31,7 +31,6 @@
 //! search that hits a [`Limits`] bound says `unknown` and why.
 
 pub mod dag;
-pub mod gen;
 pub mod problem;
 pub mod replay;
 pub mod sessions;

@@ -1,6 +1,8 @@
 //! A small seeded random number generator and a Zipf sampler of our own, so
 //! that `--seed` gives the same transactions on every platform and with every
-//! version of every dependency.
+//! version of every dependency. The one generator of the crate: `isolde
+//! run`'s workload generator and simulated database use it, and so do the
+//! test and benchmark generators (tests/, examples/).
 
 /// xoshiro256** seeded through SplitMix64 (Blackman and Vigna).
 #[derive(Clone, Debug)]
@@ -9,6 +11,7 @@ pub struct Rng {
 }
 
 impl Rng {
+    /// A generator whose whole stream is fixed by `seed`.
     pub fn new(seed: u64) -> Rng {
         let mut x = seed;
         let mut next = || {
@@ -28,6 +31,7 @@ impl Rng {
         Rng::new(self.next_u64())
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
         let t = self.s[1] << 17;
@@ -61,6 +65,7 @@ impl Rng {
 /// A probability distribution over `[0, n)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Dist {
+    /// Every value equally likely.
     Uniform,
     /// P(i) ∝ 1/(i+1)^theta.
     Zipf(f64),
@@ -94,11 +99,14 @@ impl std::str::FromStr for Dist {
 /// Draws from a [`Dist`] over `[0, n)`.
 #[derive(Clone, Debug)]
 pub enum Sampler {
+    /// Uniform over `[0, n)`.
     Uniform(u64),
+    /// Zipf over `[0, n)`.
     Zipf(Zipf),
 }
 
 impl Sampler {
+    /// A sampler of `dist` over `[0, n)` (`n` of 0 is taken as 1).
     pub fn new(dist: Dist, n: u64) -> Sampler {
         match dist {
             Dist::Uniform => Sampler::Uniform(n.max(1)),
@@ -106,6 +114,7 @@ impl Sampler {
         }
     }
 
+    /// One draw.
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         match self {
             Sampler::Uniform(n) => rng.below(*n),
@@ -126,6 +135,7 @@ pub struct Zipf {
 }
 
 impl Zipf {
+    /// Zipf over `[0, n)` with P(i) ∝ 1/(i+1)^exponent.
     pub fn new(n: u64, exponent: f64) -> Zipf {
         let mut z = Zipf {
             n: n.max(1) as f64,

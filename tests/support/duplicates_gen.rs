@@ -16,6 +16,7 @@
 //!
 //! Output: Jepsen EDN, one op per line, invocations and completions.
 
+use isolde::rng::{Rng, Zipf};
 use std::fmt::Write as _;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,58 +92,6 @@ impl Params {
     }
 }
 
-/// SplitMix64: small, fast, deterministic.
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            0
-        } else {
-            self.next_u64() % n
-        }
-    }
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    pub fn chance(&mut self, p: f64) -> bool {
-        self.unit() < p
-    }
-}
-
-/// Zipf over `0..n` with exponent `theta` (rank 0 most likely).
-#[derive(Clone, Debug)]
-pub struct Zipf {
-    cdf: Vec<f64>,
-}
-
-impl Zipf {
-    pub fn new(n: u32, theta: f64) -> Zipf {
-        let mut cdf = Vec::with_capacity(n as usize);
-        let mut acc = 0.0;
-        for i in 1..=n.max(1) {
-            acc += 1.0 / f64::from(i).powf(theta);
-            cdf.push(acc);
-        }
-        for c in &mut cdf {
-            *c /= acc;
-        }
-        Zipf { cdf }
-    }
-    pub fn sample(&self, rng: &mut Rng) -> u32 {
-        let u = rng.unit();
-        self.cdf.partition_point(|&c| c < u).min(self.cdf.len() - 1) as u32
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     Read(u32),
@@ -201,13 +150,13 @@ pub fn generate(p: &Params) -> String {
 /// [`generate`], plus the order in which the database applied the
 /// transactions that took effect (by completion `:index`): a witness.
 pub fn generate_with_truth(p: &Params) -> (String, Vec<u64>) {
-    let mut rng = Rng(p.seed ^ 0xD1B5_4A32_D192_ED03);
-    let kz = Zipf::new(p.keys, p.key_theta);
-    let vz = Zipf::new(p.values, p.value_theta);
+    let mut rng = Rng::new(p.seed ^ 0xD1B5_4A32_D192_ED03);
+    let kz = Zipf::new(u64::from(p.keys), p.key_theta);
+    let vz = Zipf::new(u64::from(p.values), p.value_theta);
     // Which keys repeat values: a fixed pseudo-random share, not by popularity.
     let dup: Vec<bool> = (0..p.keys)
         .map(|k| {
-            let mut r = Rng(p.seed.wrapping_mul(31).wrapping_add(u64::from(k)));
+            let mut r = Rng::new(p.seed.wrapping_mul(31).wrapping_add(u64::from(k)));
             r.unit() < p.dup_key_fraction
         })
         .collect();
@@ -216,11 +165,11 @@ pub fn generate_with_truth(p: &Params) -> (String, Vec<u64>) {
         .map(|_| {
             (0..p.ops_per_txn)
                 .map(|_| {
-                    let k = kz.sample(&mut rng);
+                    let k = kz.sample(&mut rng) as u32;
                     if rng.chance(p.read_fraction) {
                         Op::Read(k)
                     } else if dup[k as usize] {
-                        Op::Append(k, u64::from(vz.sample(&mut rng)) + 1)
+                        Op::Append(k, vz.sample(&mut rng) + 1)
                     } else {
                         counter[k as usize] += 1;
                         Op::Append(k, counter[k as usize])
