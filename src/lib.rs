@@ -64,6 +64,11 @@ pub mod schedule;
 #[allow(missing_docs, rustdoc::private_intra_doc_links)]
 pub mod workload;
 
+// Unit tests find Elle's histories with the integration tests' locator.
+#[cfg(test)]
+#[path = "../tests/support/corpus.rs"]
+mod corpus;
+
 /// Checks a history against [`CheckOptions`]: the one entry point of the
 /// checker, under the name the façade gives it.
 pub use check::check_history as check;

@@ -14,6 +14,9 @@
 //! afterwards. Set `ISOLDE_ADVERSARIAL_DIR=DIR` to keep them in DIR (to time
 //! them by hand), and run with `--nocapture` to see the figures.
 
+#[path = "support/corpus.rs"]
+mod corpus;
+
 use serde_json::Value;
 use std::ffi::OsStr;
 use std::fmt::Write as _;
@@ -183,20 +186,7 @@ fn fmt_mb(mb: Option<f64>) -> String {
 }
 
 fn conformance(case: &str) -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance/list-append")
-        .join(case);
-    if p.exists() {
-        Some(p)
-    } else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "conformance corpus missing at {}",
-            p.display()
-        );
-        eprintln!("skipping: no conformance corpus at {}", p.display());
-        None
-    }
+    corpus::file(&format!("list-append/{case}"))
 }
 
 fn data(name: &str) -> PathBuf {

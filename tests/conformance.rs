@@ -5,22 +5,13 @@
 //! listed in tests/conformance_overrides.json with the reason and isolde's
 //! own expected answer, which is then asserted instead.
 
+#[path = "support/corpus.rs"]
+mod corpus;
+
 use isolde::check::{check_history, CheckOptions, Workload};
 use isolde::history::read::read_history_file;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
-    if dir.is_dir() {
-        Some(dir)
-    } else if std::env::var("CI").is_ok() {
-        panic!("the conformance corpus is missing at {}", dir.display());
-    } else {
-        eprintln!("skipping: no conformance corpus at {}", dir.display());
-        None
-    }
-}
 
 /// Elle's options map → isolde's options.
 pub fn options_from(workload: &str, opts: &Value) -> CheckOptions {
@@ -247,7 +238,7 @@ fn run_case(dir: &Path, edn: &Path, overrides: &Value) -> Result<(), String> {
 }
 
 fn run_dir(sub: &str) {
-    let Some(dir) = corpus() else { return };
+    let Some(dir) = corpus::root() else { return };
     let overrides: Value =
         serde_json::from_str(include_str!("conformance_overrides.json")).unwrap();
     let mut cases: Vec<PathBuf> = Vec::new();

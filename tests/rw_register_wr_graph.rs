@@ -2,24 +2,18 @@
 //! ../shared/conformance/rw-register): Elle runs its wr-graph analyzer
 //! alone, so a case is invalid exactly when the wr edges alone form a cycle.
 
+#[path = "support/corpus.rs"]
+mod corpus;
+
 use isolde::graph::{sccs, GraphBuilder, Rels};
 use isolde::history::read::read_history_file;
 use isolde::workload::rw_register;
 use serde_json::Value;
-use std::path::Path;
 
 #[test]
 fn wr_graph_cases_match_elle() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/rw-register");
-    if !dir.is_dir() {
-        assert!(
-            std::env::var("CI").is_err(),
-            "the conformance corpus is missing at {}",
-            dir.display()
-        );
-        eprintln!("skipping: no conformance corpus at {}", dir.display());
-        return;
-    }
+    let Some(root) = corpus::root() else { return };
+    let dir = root.join("rw-register");
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

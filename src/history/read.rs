@@ -604,23 +604,8 @@ mod tests {
 
     #[test]
     fn the_pipelined_reader_agrees_on_the_conformance_histories() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
-        for sub in [
-            "list-append",
-            "list-append/samples",
-            "rw-register",
-            "rw-register/samples",
-        ] {
-            let Ok(rd) = std::fs::read_dir(dir.join(sub)) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                let p = e.path();
-                let name = p.to_string_lossy();
-                if name.ends_with(".edn") || name.ends_with(".source.json") {
-                    same_pipelined(&std::fs::read(&p).unwrap());
-                }
-            }
+        for p in crate::corpus::histories(&crate::corpus::FOLDERS) {
+            same_pipelined(&std::fs::read(&p).unwrap());
         }
     }
 

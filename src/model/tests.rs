@@ -3,7 +3,6 @@
 //! against every conformance case that asserts `not` and `anomaly-types`.
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -847,41 +846,26 @@ const README_ALSO_NOT_NEWER_MODELS: &[&str] = &[
 ];
 
 fn conformance_cases() -> Vec<(String, Value)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
-    let mut out = Vec::new();
-    for dir in [
-        "list-append",
-        "rw-register",
-        "list-append/samples",
-        "rw-register/samples",
-    ] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
-            continue;
-        };
-        for entry in entries {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().to_string();
-            if let Some(case) = name.strip_suffix(".expected.json") {
+    let Some(root) = crate::corpus::root() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, Value)> =
+        crate::corpus::files(&crate::corpus::FOLDERS, &[".expected.json"])
+            .into_iter()
+            .map(|path| {
+                let rel = path.strip_prefix(&root).unwrap().to_string_lossy();
+                let case = rel.strip_suffix(".expected.json").unwrap().to_string();
                 let text = std::fs::read_to_string(&path).unwrap();
-                out.push((
-                    format!("{dir}/{case}"),
-                    serde_json::from_str(&text).unwrap(),
-                ));
-            }
-        }
-    }
+                (case, serde_json::from_str(&text).unwrap())
+            })
+            .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }
 
 #[test]
 fn conformance_verdicts_follow_from_anomaly_types() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
-    if !root.exists() {
-        eprintln!(
-            "conformance corpus not found at {}; skipping",
-            root.display()
-        );
+    if crate::corpus::root().is_none() {
         return;
     }
     let mut checked = 0;

@@ -1549,23 +1549,7 @@ mod tests {
 
     #[test]
     fn agrees_with_the_reference_on_the_conformance_histories() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../shared/conformance/list-append");
-        let mut files: Vec<std::path::PathBuf> = Vec::new();
-        for d in [dir.clone(), dir.join("samples")] {
-            let Ok(rd) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            files.extend(
-                rd.flatten()
-                    .map(|e| e.path())
-                    .filter(|p| p.extension().is_some_and(|x| x == "edn")),
-            );
-        }
-        if files.is_empty() {
-            eprintln!("skipping: no conformance corpus at {}", dir.display());
-            return;
-        }
+        let files = crate::corpus::files(&crate::corpus::FOLDERS[..2], &[".edn"]);
         for f in files {
             let Ok(h) = crate::history::read::read_history_file(&f, None) else {
                 continue;
