@@ -7,12 +7,13 @@
 //! other string stays a string (the key `"x"` is `Datum::Str("x")`, not
 //! `:x`). `time` (nanoseconds) is optional, as in EDN.
 //!
-//! Both shapes stream: the shared tokenizer (see `edn.rs`) hands out one op
+//! Both shapes stream: the shared tokenizer (see `scan.rs`) hands out one op
 //! object at a time, whether it sits on its own line or inside the array.
 
-use super::edn::{Dialect, EdnReader};
+use super::edn::EdnReader;
 use super::error::ReadError;
 use super::raw::RawOp;
+use super::scan::Dialect;
 use std::io::Read;
 
 /// Streams the ops of a JSON or JSON-lines history.
@@ -48,7 +49,7 @@ mod tests {
             JsonReader::new(text.as_bytes(), "t.json").collect();
         // Byte by byte too: elements and lines must stream across chunks.
         let bytewise: Result<Vec<RawOp>, ReadError> = JsonReader::new(
-            crate::history::edn::tests::OneByte(text.as_bytes()),
+            crate::history::scan::tests::OneByte(text.as_bytes()),
             "t.json",
         )
         .collect();

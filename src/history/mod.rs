@@ -1,7 +1,7 @@
 //! The history model shared by every stage: transactions with compact integer
 //! ids, interned keys and values, micro-ops in one flat arena.
 //!
-//! Readers (`edn`, `json`, `onelite`) turn bytes into [`RawOp`](raw::RawOp)s; the
+//! Readers (`edn`, `json`, `onelite`, over the shared tokenizer `scan`) turn bytes into [`RawOp`](raw::RawOp)s; the
 //! [`builder`] pairs invocations with completions and produces a [`History`].
 
 pub mod builder;
@@ -13,6 +13,7 @@ pub mod json;
 pub mod onelite;
 pub mod raw;
 pub mod read;
+pub(crate) mod scan;
 
 pub use datum::Datum;
 pub use intern::Interner;

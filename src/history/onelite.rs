@@ -9,9 +9,9 @@
 //! absent or null for an `info` transaction). Event order comes from the
 //! times: see [`super::builder::HistoryBuilder::finish`].
 
-use super::edn::{Atom, Coll, Dialect, Scanner, Tape};
 use super::error::ReadError;
 use super::raw::{RawMop, RawTxn, RawValue};
+use super::scan::{Atom, Coll, Dialect, Scanner, Tape};
 use super::{MopKind, Outcome};
 use std::io::Read;
 

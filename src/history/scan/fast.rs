@@ -290,8 +290,9 @@ impl<'a> Cursor<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{tests::OneByte, EdnReader, EDN_CLASS, JSON_CLASS};
+    use super::super::{tests::OneByte, EDN_CLASS, JSON_CLASS};
     use super::*;
+    use crate::history::edn::EdnReader;
     use crate::history::raw::RawOp;
     use proptest::prelude::*;
     use std::io::Read;
