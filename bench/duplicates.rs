@@ -15,7 +15,7 @@ mod duplicates_gen;
 
 use duplicates_gen::{generate, Db, Params};
 use isolde::history::read::read_history;
-use isolde::workload::duplicates::{check_duplicates, Level, Limits};
+use isolde::solver::{check_duplicates, Level, Limits};
 use std::time::Instant;
 
 fn db_name(db: Db) -> &'static str {

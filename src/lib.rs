@@ -52,6 +52,10 @@ pub mod history;
 pub mod model;
 pub mod report;
 pub mod rng;
+// Internal: the exact solver for list-append histories whose values repeat,
+// used through `check`.
+#[allow(missing_docs, rustdoc::private_intra_doc_links)]
+pub mod solver;
 // Internal: `isolde run`'s generator, clients and recorder. Its argument
 // docs are also `--help` text, shown as written, so not HTML-checked.
 #[allow(missing_docs, rustdoc::invalid_html_tags)]

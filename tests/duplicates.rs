@@ -10,7 +10,7 @@ use isolde::check::{check_history, render_report, CheckOptions};
 use isolde::history::read::read_history;
 use isolde::history::History;
 use isolde::model::Validity;
-use isolde::workload::duplicates::{
+use isolde::solver::{
     check_duplicates, check_levels, has_duplicate_appends, witness, Level, Limits,
 };
 

@@ -20,7 +20,7 @@ use isolde::history::read::read_history;
 use isolde::history::{History, KeyId, MopKind, Observed, Outcome, TxnId, ValId};
 use isolde::model::Validity;
 use isolde::rng::Rng;
-use isolde::workload::duplicates::{check_duplicates, Level, Limits};
+use isolde::solver::{check_duplicates, Level, Limits};
 use std::collections::HashMap;
 
 fn committable(h: &History) -> Vec<TxnId> {

@@ -10,12 +10,12 @@ use duplicates_gen::{generate, generate_with_truth, Db, Params};
 use isolde::history::read::read_history;
 use isolde::history::{History, TxnId};
 use isolde::model::Validity;
-use isolde::workload::duplicates::problem::{extract, KeyFacts};
-use isolde::workload::duplicates::replay::{self, Clock};
-use isolde::workload::duplicates::sessions::with_session_intervals;
-use isolde::workload::duplicates::snapshot::{replay_si, si_placement};
-use isolde::workload::duplicates::windows::Windows;
-use isolde::workload::duplicates::{check_duplicates, witness, Level, Limits};
+use isolde::solver::problem::{extract, KeyFacts};
+use isolde::solver::replay::{self, Clock};
+use isolde::solver::sessions::with_session_intervals;
+use isolde::solver::snapshot::{replay_si, si_placement};
+use isolde::solver::windows::Windows;
+use isolde::solver::{check_duplicates, witness, Level, Limits};
 
 fn hist(edn: &str) -> History {
     read_history(edn.as_bytes(), "test", None).expect("history parses")

@@ -10,7 +10,8 @@ use crate::explain::cycle::{self as cyc, ExplainedCycle};
 use crate::graph::{ExplainOrder, GraphBuilder, Rels};
 use crate::history::{History, MopKind, Observed, TxnId};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
-use crate::workload::{duplicates, list_append, Anomaly, Inference, RenderFn};
+use crate::solver;
+use crate::workload::{list_append, Anomaly, Inference, RenderFn};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -60,7 +61,7 @@ impl Default for CheckOptions {
             models: None,
             anomalies: vec![],
             cycle_search_timeout_ms: 1000,
-            solver_timeout_ms: duplicates::Limits::default().time_ms,
+            solver_timeout_ms: solver::Limits::default().time_ms,
             witness: false,
             sequential_keys: false,
             linearizable_keys: false,
@@ -526,7 +527,7 @@ fn check_inner(h: &History, options: &CheckOptions) -> Report {
         detect_workload(h)
     };
     match workload {
-        Workload::ListAppend if duplicates::has_duplicate_appends(h) => {
+        Workload::ListAppend if solver::has_duplicate_appends(h) => {
             if let Some(trusted) = without_untrusted_reads(h) {
                 return check_inner(&trusted, options);
             }
@@ -572,7 +573,7 @@ fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
         } else {
             friendly
         };
-        match duplicates::Level::from_name(name) {
+        match solver::Level::from_name(name) {
             Some(l) if !levels.contains(&l) => levels.push(l),
             Some(_) => {}
             None => notes.push(format!(
@@ -586,15 +587,15 @@ fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
             options.anomalies.join(", ")
         ));
     }
-    let limits = duplicates::Limits {
+    let limits = solver::Limits {
         time_ms: options.solver_timeout_ms,
-        ..duplicates::Limits::default()
+        ..solver::Limits::default()
     };
-    let verdicts = duplicates::check_levels(h, &levels, &limits);
+    let verdicts = solver::check_levels(h, &levels, &limits);
     let valid = if levels.is_empty() {
         Validity::Unknown
     } else {
-        duplicates::overall(&verdicts)
+        solver::overall(&verdicts)
     };
     // One finding per distinct reason: a cycle that breaks serializability
     // usually breaks strict serializability too, with the same words.
@@ -629,7 +630,7 @@ fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
             })
             .collect()
     });
-    let (not, also_not) = duplicates::ruled_out(&verdicts);
+    let (not, also_not) = solver::ruled_out(&verdicts);
     Report {
         valid,
         anomaly_types: anomalies.keys().cloned().collect(),
@@ -644,7 +645,7 @@ fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
 /// A reason the duplicate-value solver found, as a finding that names its
 /// transactions (for pictures) and renders Elle-shaped detail on demand:
 /// `{"level", "ops", "keys", "explanation"}`.
-fn duplicate_finding(level: duplicates::Level, a: &duplicates::DupAnomaly) -> Finding {
+fn duplicate_finding(level: solver::Level, a: &solver::DupAnomaly) -> Finding {
     let (txns, keys, text) = (a.txns.clone(), a.keys.clone(), a.explanation.clone());
     let drawn = a.txns.clone();
     Finding::of_txns(

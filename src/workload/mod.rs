@@ -2,7 +2,6 @@
 //! [`History`] into dependency edges, non-cycle anomalies, and can later
 //! explain any edge it produced.
 
-pub mod duplicates;
 pub mod fit;
 pub mod list_append;
 pub mod rw_register;
