@@ -275,15 +275,39 @@ fn levels_a_dialect_lacks_are_refused_before_connecting() {
     let my = format!("mysql://root@127.0.0.1:{port}/test");
     for (args, level) in [
         (
-            ["postgres", "--url", &pg, "--dialect", "cockroachdb", "-i", "repeatable-read"],
+            [
+                "postgres",
+                "--url",
+                &pg,
+                "--dialect",
+                "cockroachdb",
+                "-i",
+                "repeatable-read",
+            ],
             "REPEATABLE READ",
         ),
         (
-            ["mysql", "--url", &my, "--dialect", "tidb", "-i", "serializable"],
+            [
+                "mysql",
+                "--url",
+                &my,
+                "--dialect",
+                "tidb",
+                "-i",
+                "serializable",
+            ],
             "SERIALIZABLE",
         ),
         (
-            ["mysql", "--url", &my, "--dialect", "tidb", "-i", "read-uncommitted"],
+            [
+                "mysql",
+                "--url",
+                &my,
+                "--dialect",
+                "tidb",
+                "-i",
+                "read-uncommitted",
+            ],
             "READ UNCOMMITTED",
         ),
     ] {

@@ -117,9 +117,11 @@ fn tidb_dialect_on_mariadb_warns_and_runs_without_tidb_settings() {
     );
     assert_complete(&r, 300, "tidb on mariadb");
     assert!(
-        r.notes.iter().any(|n| n.starts_with("warning: not a TiDB server")
-            && n.contains("MariaDB")
-            && n.contains("tidb_retry_limit not set")),
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("warning: not a TiDB server")
+                && n.contains("MariaDB")
+                && n.contains("tidb_retry_limit not set")),
         "{:?}",
         r.notes
     );
