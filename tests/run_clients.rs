@@ -217,10 +217,9 @@ fn isolation_levels_per_dialect() {
 fn tidb_session_settings_go_only_to_tidb() {
     let tidb = "8.0.11-TiDB-v7.5.0";
     let maria = "10.11.6-MariaDB-0+deb12u1";
-    assert!(MyDialect::Tidb.is_server(tidb));
-    assert!(!MyDialect::Tidb.is_server(maria));
-    assert!(MyDialect::Mysql.is_server(maria));
-    assert!(!MyDialect::Mysql.is_server(tidb));
+    assert_eq!(MyDialect::of_server(tidb), MyDialect::Tidb);
+    assert_eq!(MyDialect::of_server(maria), MyDialect::Mysql);
+    assert_eq!(MyDialect::of_server("8.0.36"), MyDialect::Mysql);
     assert_eq!(
         MyDialect::Tidb.session_setup(),
         [
@@ -229,6 +228,38 @@ fn tidb_session_settings_go_only_to_tidb() {
         ]
     );
     assert!(MyDialect::Mysql.session_setup().is_empty());
+    assert_eq!(MyDialect::Tidb.server_note(tidb), None);
+    assert_eq!(MyDialect::Mysql.server_note(maria), None);
+    let w = MyDialect::Tidb.server_note(maria).unwrap();
+    assert!(w.starts_with("warning: not a TiDB server"), "{w}");
+    assert!(
+        w.contains(maria) && w.contains("tidb_retry_limit not set"),
+        "{w}"
+    );
+    let w = MyDialect::Mysql.server_note(tidb).unwrap();
+    assert!(w.contains(tidb) && w.contains("use --dialect tidb"), "{w}");
+}
+
+#[test]
+fn postgres_protocol_servers_are_told_apart_by_version() {
+    let pg = "PostgreSQL 15.14 (Debian 15.14-0+deb12u1) on x86_64-pc-linux-gnu";
+    let crdb = "CockroachDB CCL v23.2.0 (x86_64-pc-linux-gnu, built 2024/01/16 19:06:36, go1.21.5 X:nocoverageredesign)";
+    let yb =
+        "PostgreSQL 11.2-YB-2.20.1.0-b0 on x86_64-pc-linux-gnu, compiled by clang version 16.0.6";
+    for (version, d) in [
+        (pg, PgDialect::Postgres),
+        (crdb, PgDialect::Cockroachdb),
+        (yb, PgDialect::Yugabytedb),
+    ] {
+        assert_eq!(PgDialect::of_server(version), d);
+        assert_eq!(d.server_note(version), None);
+    }
+    let w = PgDialect::Cockroachdb.server_note(pg).unwrap();
+    assert!(w.starts_with("warning: not a CockroachDB server"), "{w}");
+    assert!(w.ends_with("use --dialect postgres"), "{w}");
+    let w = PgDialect::Postgres.server_note(yb).unwrap();
+    assert!(w.starts_with("warning: not a PostgreSQL server"), "{w}");
+    assert!(w.ends_with("use --dialect yugabytedb"), "{w}");
 }
 
 #[test]

@@ -78,6 +78,41 @@ impl PgDialect {
         }
     }
 
+    /// The server a `SELECT version()` names: CockroachDB says e.g.
+    /// `CockroachDB CCL v23.2.0 (...)`, YugabyteDB `PostgreSQL 11.2-YB-2.20.1.0-b0
+    /// on ...`; anything else is taken for PostgreSQL.
+    pub fn of_server(version: &str) -> PgDialect {
+        if version.contains("CockroachDB") {
+            PgDialect::Cockroachdb
+        } else if version.contains("-YB-") {
+            PgDialect::Yugabytedb
+        } else {
+            PgDialect::Postgres
+        }
+    }
+
+    /// A warning for the run's summary when `version` names another server
+    /// than the dialect's: its levels and error codes would be the wrong ones.
+    pub fn server_note(self, version: &str) -> Option<String> {
+        let found = PgDialect::of_server(version);
+        (found != self).then(|| {
+            mismatch(
+                self.server(),
+                version,
+                &format!("use --dialect {}", found.name()),
+            )
+        })
+    }
+
+    /// The server's name, for messages.
+    fn server(self) -> &'static str {
+        match self {
+            PgDialect::Postgres => "PostgreSQL",
+            PgDialect::Cockroachdb => "CockroachDB",
+            PgDialect::Yugabytedb => "YugabyteDB",
+        }
+    }
+
     /// Whether isolde may shorten `deadlock_timeout` on its sessions. Only
     /// PostgreSQL's lock manager waits that long before looking for a
     /// deadlock; CockroachDB has no such setting, and YugabyteDB detects
@@ -123,6 +158,11 @@ impl PgDialect {
             Outcome::Info
         }
     }
+}
+
+/// The warning of a run whose server is not the one `--dialect` names.
+fn mismatch(expected: &str, version: &str, consequence: &str) -> String {
+    format!("warning: not a {expected} server (version {version:?}): {consequence}")
 }
 
 /// Whether an error message says the operation expired or timed out.
@@ -207,13 +247,31 @@ impl MyDialect {
         }
     }
 
-    /// Whether `SELECT VERSION()` names this dialect's server: TiDB reports
-    /// e.g. `8.0.11-TiDB-v7.5.0`. MySQL and MariaDB servers are taken as they
-    /// come.
-    pub fn is_server(self, version: &str) -> bool {
-        match self {
-            MyDialect::Mysql => !version.contains("TiDB"),
-            MyDialect::Tidb => version.contains("TiDB"),
+    /// The server a `SELECT VERSION()` names: TiDB reports e.g.
+    /// `8.0.11-TiDB-v7.5.0`; anything else is taken for MySQL or MariaDB.
+    pub fn of_server(version: &str) -> MyDialect {
+        if version.contains("TiDB") {
+            MyDialect::Tidb
+        } else {
+            MyDialect::Mysql
+        }
+    }
+
+    /// A warning for the run's summary when `version` names another server
+    /// than the dialect's (TiDB's session settings are then not sent).
+    pub fn server_note(self, version: &str) -> Option<String> {
+        match (self, MyDialect::of_server(version)) {
+            (MyDialect::Tidb, MyDialect::Mysql) => Some(mismatch(
+                "TiDB",
+                version,
+                "tidb_disable_txn_auto_retry and tidb_retry_limit not set",
+            )),
+            (MyDialect::Mysql, MyDialect::Tidb) => Some(mismatch(
+                "MySQL or MariaDB",
+                version,
+                "use --dialect tidb, which turns TiDB's automatic retry off",
+            )),
+            _ => None,
         }
     }
 

@@ -200,25 +200,19 @@ impl Target for MyTarget {
         self.open(self.opts.clone())
     }
 
-    /// What the dialect did on this server: TiDB's retry settings, or why
-    /// they were not sent; a TiDB server run without `--dialect tidb`.
+    /// What the dialect did on this server: TiDB's retry settings, or a
+    /// server that is not the dialect's.
     fn notes(&self) -> Vec<String> {
         let version = self.version.get().map_or("", String::as_str);
-        let note = match (self.dialect, self.dialect.is_server(version)) {
-            (MyDialect::Tidb, true) => "TiDB's automatic retry off on isolde's sessions \
+        if let Some(warning) = self.dialect.server_note(version) {
+            return vec![warning];
+        }
+        match self.dialect {
+            MyDialect::Tidb => vec!["TiDB's automatic retry off on isolde's sessions \
                  (tidb_disable_txn_auto_retry=ON, tidb_retry_limit=0)"
-                .to_string(),
-            (MyDialect::Tidb, false) => format!(
-                "warning: not a TiDB server (VERSION() {version:?}): \
-                 tidb_disable_txn_auto_retry and tidb_retry_limit not set"
-            ),
-            (MyDialect::Mysql, false) => format!(
-                "warning: a TiDB server (VERSION() {version:?}): --dialect tidb turns its \
-                 automatic retry off and checks its REPEATABLE READ as snapshot isolation"
-            ),
-            (MyDialect::Mysql, true) => return vec![],
-        };
-        vec![note]
+                .into()],
+            MyDialect::Mysql => vec![],
+        }
     }
 
     fn teardown(&self) -> anyhow::Result<()> {
@@ -243,7 +237,7 @@ impl MyTarget {
         ))
         .map_err(db)?;
         let version = self.version.get().map_or("", String::as_str);
-        if self.dialect.is_server(version) {
+        if MyDialect::of_server(version) == self.dialect {
             for sql in self.dialect.session_setup() {
                 conn.query_drop(sql)
                     .map_err(|e| anyhow::anyhow!("{sql}: {}", error_text(&e)))?;

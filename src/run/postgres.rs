@@ -17,6 +17,8 @@ use postgres::{Config, IsolationLevel, NoTls, Statement};
 #[cfg(feature = "run-postgres")]
 use std::sync::atomic::{AtomicBool, Ordering};
 #[cfg(feature = "run-postgres")]
+use std::sync::OnceLock;
+#[cfg(feature = "run-postgres")]
 use std::time::Duration;
 
 /// `deadlock_timeout` isolde sets on its own sessions unless told to keep the
@@ -79,6 +81,9 @@ pub struct PgTarget {
     fast_deadlocks: bool,
     /// Whether the server accepted it (decided once, at setup).
     fast_accepted: AtomicBool,
+    /// The server's `SELECT version()`, read at setup, to warn when it is
+    /// not the dialect's.
+    version: OnceLock<String>,
     workload: WorkloadKind,
     table: String,
 }
@@ -153,6 +158,7 @@ impl PgTarget {
             session_vars,
             fast_deadlocks,
             fast_accepted: AtomicBool::new(false),
+            version: OnceLock::new(),
             workload,
             table: table_name(workload, run_id),
         })
@@ -170,15 +176,16 @@ impl Target for PgTarget {
         )
     }
 
-    /// Creates the table, decides whether the short deadlock_timeout is
-    /// allowed (it needs a superuser), then opens one client as the workers
-    /// will, so that a rejected --session-var fails here, with the server's
-    /// message, rather than in every worker's reconnect loop.
+    /// Reads the server's version, creates the table, decides whether the
+    /// short deadlock_timeout is allowed (it needs a superuser), then opens
+    /// one client as the workers will, so that a rejected --session-var
+    /// fails here, with the server's message, rather than in every worker's
+    /// reconnect loop.
     fn setup(&self) -> anyhow::Result<()> {
-        let mut c = self
-            .config
-            .connect(NoTls)
-            .map_err(|e| anyhow::anyhow!(error_text(&e)))?;
+        let db = |e: postgres::Error| anyhow::anyhow!(error_text(&e));
+        let mut c = self.config.connect(NoTls).map_err(db)?;
+        let version: String = c.query_one("SELECT version()", &[]).map_err(db)?.get(0);
+        let _ = self.version.set(version);
         let v = match self.workload {
             WorkloadKind::ListAppend => "TEXT",
             WorkloadKind::RwRegister => "BIGINT",
@@ -193,8 +200,7 @@ impl Target for PgTarget {
                 self.table
             ),
         ] {
-            c.batch_execute(&ddl)
-                .map_err(|e| anyhow::anyhow!(error_text(&e)))?;
+            c.batch_execute(&ddl).map_err(db)?;
         }
         if self.fast_deadlocks {
             let ok = c
@@ -209,14 +215,16 @@ impl Target for PgTarget {
     }
 
     fn notes(&self) -> Vec<String> {
-        if !self.fast_deadlocks {
-            return vec![];
+        let version = self.version.get().map_or("", String::as_str);
+        let mut notes: Vec<String> = self.dialect.server_note(version).into_iter().collect();
+        if self.fast_deadlocks {
+            notes.push(if self.fast_accepted.load(Ordering::Relaxed) {
+                format!("deadlock_timeout={FAST_DEADLOCK_TIMEOUT} on isolde's sessions (--server-defaults keeps the server's)")
+            } else {
+                "the server's deadlock_timeout kept (setting it needs a superuser)".into()
+            });
         }
-        vec![if self.fast_accepted.load(Ordering::Relaxed) {
-            format!("deadlock_timeout={FAST_DEADLOCK_TIMEOUT} on isolde's sessions (--server-defaults keeps the server's)")
-        } else {
-            "the server's deadlock_timeout kept (setting it needs a superuser)".into()
-        }]
+        notes
     }
 
     fn connect(&self, _worker: u32) -> anyhow::Result<Box<dyn Client>> {
