@@ -19,7 +19,7 @@ mod run_support;
 
 use isolde::check::{Report, Workload};
 use isolde::history::Outcome;
-use isolde::run::mysql::classify;
+use isolde::run::dialect::{MyDialect, Phase};
 use isolde::run::recorder::{Clock, Recorder};
 use isolde::run::{Mop, ReadValue};
 use mysql::prelude::Queryable;
@@ -231,7 +231,7 @@ fn scripted(si: bool) -> (std::path::PathBuf, Option<u16>) {
                 _ => None,
             };
             let rolled_back = b.query_drop("ROLLBACK").is_ok();
-            let outcome = classify(code, rolled_back);
+            let outcome = MyDialect::Mysql.classify(code, Phase::Statement, rolled_back);
             rec.complete(1, outcome, &t2, Some(&e.to_string()));
             code
         }
@@ -259,7 +259,10 @@ fn scripted_schedule_reproduces_mdev_26642_unless_snapshot_isolation() {
 
     let (path, error) = scripted(true);
     assert_eq!(error, Some(1020), "ER_CHECKREAD with the variable ON");
-    assert_eq!(classify(error, true), Outcome::Fail);
+    assert_eq!(
+        MyDialect::Mysql.classify(error, Phase::Statement, true),
+        Outcome::Fail
+    );
     let r = check(&path, Workload::RwRegister, &["snapshot-isolation"]);
     assert!(is_valid(&r), "{:?}", r.anomaly_types);
 }

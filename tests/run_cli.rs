@@ -267,3 +267,63 @@ fn a_run_checked_against_no_model_says_so() {
     assert!(e.contains("valid (no model, -a only)"), "{e}");
     assert!(!e.contains("()"), "{e}");
 }
+
+#[test]
+fn levels_a_dialect_lacks_are_refused_before_connecting() {
+    let port = closed_port();
+    let pg = format!("postgres://postgres@127.0.0.1:{port}/test");
+    let my = format!("mysql://root@127.0.0.1:{port}/test");
+    for (args, level) in [
+        (
+            [
+                "postgres",
+                "--url",
+                &pg,
+                "--dialect",
+                "cockroachdb",
+                "-i",
+                "repeatable-read",
+            ],
+            "REPEATABLE READ",
+        ),
+        (
+            [
+                "mysql",
+                "--url",
+                &my,
+                "--dialect",
+                "tidb",
+                "-i",
+                "serializable",
+            ],
+            "SERIALIZABLE",
+        ),
+        (
+            [
+                "mysql",
+                "--url",
+                &my,
+                "--dialect",
+                "tidb",
+                "-i",
+                "read-uncommitted",
+            ],
+            "READ UNCOMMITTED",
+        ),
+    ] {
+        let (o, _) = run(&args, Duration::from_secs(20));
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains("invalid option: --dialect"), "{args:?}: {e}");
+        assert!(e.contains(level), "{args:?}: {e}");
+        assert!(!e.contains("refused"), "{args:?}: connected first: {e}");
+    }
+    // Each protocol takes its own dialects.
+    let (o, _) = run(
+        &["postgres", "--url", &pg, "--dialect", "tidb"],
+        Duration::from_secs(20),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("'tidb'"), "{e}");
+}

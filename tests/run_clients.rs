@@ -5,68 +5,340 @@ mod run_support;
 
 use isolde::history::Outcome;
 use isolde::run::client::{parse_list, Completion};
+use isolde::run::dialect::{MyDialect, PgDialect, Phase};
 use isolde::run::exec::{parse_reply, request_line};
+use isolde::run::mysql::MyLevel;
+use isolde::run::postgres::PgLevel;
 #[cfg(feature = "run-sqlite")]
 use isolde::run::sqlite;
-use isolde::run::{mysql, postgres, Mop, ReadValue, WorkloadKind};
+use isolde::run::{mysql, Mop, ReadValue, WorkloadKind};
+
+/// Both phases give `want` for this error.
+fn pg_both(d: PgDialect, code: Option<&str>, message: &str, want: Outcome, what: &str) {
+    for phase in [Phase::Statement, Phase::Commit] {
+        assert_eq!(
+            d.classify(code, message, phase),
+            want,
+            "{}: {what} ({code:?} {message:?}) at {phase:?}",
+            d.name()
+        );
+    }
+}
+
+const PG_DIALECTS: [PgDialect; 3] = [
+    PgDialect::Postgres,
+    PgDialect::Cockroachdb,
+    PgDialect::Yugabytedb,
+];
 
 #[test]
-fn postgres_sqlstates() {
-    use postgres::classify;
+fn postgres_protocol_sqlstates_in_every_dialect() {
+    use Outcome::{Fail, Info};
+    for d in PG_DIALECTS {
+        pg_both(
+            d,
+            Some("40001"),
+            "could not serialize access",
+            Fail,
+            "serialization_failure",
+        );
+        pg_both(
+            d,
+            Some("40P01"),
+            "deadlock detected",
+            Fail,
+            "deadlock_detected",
+        );
+        pg_both(
+            d,
+            Some("23505"),
+            "duplicate key value",
+            Fail,
+            "unique_violation",
+        );
+        pg_both(
+            d,
+            Some("55P03"),
+            "could not obtain lock",
+            Fail,
+            "lock_not_available",
+        );
+        pg_both(
+            d,
+            Some("57014"),
+            "canceling statement due to statement timeout",
+            Info,
+            "query_canceled",
+        );
+        pg_both(
+            d,
+            Some("57P01"),
+            "terminating connection",
+            Info,
+            "admin_shutdown",
+        );
+        pg_both(
+            d,
+            Some("08006"),
+            "connection failure",
+            Info,
+            "connection_failure",
+        );
+        pg_both(d, Some("XX000"), "internal error", Info, "internal_error");
+        pg_both(
+            d,
+            None,
+            "connection closed",
+            Info,
+            "no answer: connection lost, I/O",
+        );
+        // Statement completion unknown: only a COMMIT can leave the
+        // transaction's fate open; after a failed statement isolde sends no
+        // COMMIT, so the transaction did not commit.
+        assert_eq!(d.classify(Some("40003"), "", Phase::Commit), Info);
+        assert_eq!(d.classify(Some("40003"), "", Phase::Statement), Fail);
+    }
+}
+
+/// CockroachDB's transaction retry errors are 40001 whatever the reason
+/// (https://www.cockroachlabs.com/docs/stable/transaction-retry-error-reference);
+/// messages from that page. "result is ambiguous" is 40003
+/// (https://www.cockroachlabs.com/docs/stable/common-errors).
+#[test]
+fn cockroachdb_retry_errors_fail_and_ambiguous_commits_are_info() {
+    let d = PgDialect::Cockroachdb;
+    for reason in [
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionRetryError: retry txn (RETRY_WRITE_TOO_OLD)",
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionRetryError: retry txn (RETRY_SERIALIZABLE)",
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionRetryError: retry txn (RETRY_ASYNC_WRITE_FAILURE)",
+        "restart transaction: TransactionRetryWithProtoRefreshError: ReadWithinUncertaintyIntervalError",
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionRetryError: retry txn (RETRY_COMMIT_DEADLINE_EXCEEDED)",
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionAbortedError(ABORT_REASON_ABORTED_RECORD_FOUND)",
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionAbortedError(ABORT_REASON_CLIENT_REJECT)",
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionAbortedError(ABORT_REASON_PUSHER_ABORTED)",
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionAbortedError(ABORT_REASON_ABORT_SPAN)",
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionAbortedError(ABORT_REASON_NEW_LEASE_PREVENTS_TXN)",
+        "restart transaction: TransactionRetryWithProtoRefreshError: TransactionAbortedError(ABORT_REASON_TIMESTAMP_CACHE_REJECTED)",
+    ] {
+        pg_both(d, Some("40001"), reason, Outcome::Fail, "retry error");
+    }
+    let ambiguous = "result is ambiguous (error=rpc error: code = Unavailable)";
     assert_eq!(
-        classify(Some("40001")),
-        Outcome::Fail,
-        "serialization_failure"
-    );
-    assert_eq!(classify(Some("40P01")), Outcome::Fail, "deadlock_detected");
-    assert_eq!(classify(Some("23505")), Outcome::Fail, "unique_violation");
-    assert_eq!(classify(Some("55P03")), Outcome::Fail, "lock_not_available");
-    assert_eq!(
-        classify(Some("40003")),
-        Outcome::Info,
-        "statement_completion_unknown"
+        d.classify(Some("40003"), ambiguous, Phase::Commit),
+        Outcome::Info
     );
     assert_eq!(
-        classify(Some("57014")),
-        Outcome::Info,
-        "query_canceled (timeout)"
+        d.classify(None, "connection reset", Phase::Commit),
+        Outcome::Info
+    );
+}
+
+/// YugabyteDB: 40001 and 40P01 are retryable aborts
+/// (https://docs.yugabyte.com/stable/develop/learn/transactions/transactions-errorcodes-ysql/);
+/// an expired transaction or a timeout at COMMIT is unknown. Messages as
+/// reported in yugabyte-db issues 5228, 11994 and 18081.
+#[test]
+fn yugabytedb_conflicts_fail_and_expired_commits_are_info() {
+    use Outcome::{Fail, Info};
+    let d = PgDialect::Yugabytedb;
+    let conflict = "Operation failed. Try again: Conflicts with higher priority transaction";
+    pg_both(d, Some("40001"), conflict, Fail, "conflict");
+    pg_both(
+        d,
+        Some("40001"),
+        "could not serialize access due to concurrent update",
+        Fail,
+        "serialization",
+    );
+    pg_both(d, Some("40P01"), "deadlock detected", Fail, "deadlock");
+    let expired = "Operation expired: Transaction expired or aborted by a conflict: 40001";
+    assert_eq!(d.classify(Some("40001"), expired, Phase::Commit), Info);
+    assert_eq!(d.classify(Some("40001"), expired, Phase::Statement), Fail);
+    let timed_out = "Timed out: Perform RPC timed out after 60.000s";
+    assert_eq!(d.classify(Some("XX000"), timed_out, Phase::Commit), Info);
+    assert_eq!(d.classify(Some("40001"), timed_out, Phase::Commit), Info);
+    assert_eq!(d.classify(Some("XX000"), timed_out, Phase::Statement), Info);
+    assert_eq!(
+        d.classify(Some("57014"), "statement timeout", Phase::Statement),
+        Info
+    );
+    // PostgreSQL and CockroachDB have no such rule: 40001 at COMMIT is an abort.
+    for other in [PgDialect::Postgres, PgDialect::Cockroachdb] {
+        assert_eq!(other.classify(Some("40001"), expired, Phase::Commit), Fail);
+    }
+}
+
+#[test]
+fn isolation_levels_per_dialect() {
+    use PgLevel::*;
+    let pg = |d: PgDialect, l| d.model(l);
+    for d in PG_DIALECTS {
+        assert_eq!(pg(d, ReadCommitted), Ok("read-committed"));
+        assert_eq!(pg(d, Serializable), Ok("serializable"));
+    }
+    assert_eq!(
+        pg(PgDialect::Postgres, RepeatableRead),
+        Ok("snapshot-isolation")
     );
     assert_eq!(
-        classify(Some("57P01")),
-        Outcome::Info,
-        "admin_shutdown (backend terminated)"
+        pg(PgDialect::Yugabytedb, RepeatableRead),
+        Ok("snapshot-isolation")
     );
-    assert_eq!(classify(Some("08006")), Outcome::Info, "connection_failure");
-    assert_eq!(classify(None), Outcome::Info, "I/O error, no SQLSTATE");
+    let e = pg(PgDialect::Cockroachdb, RepeatableRead).unwrap_err();
+    assert!(
+        e.contains("cockroachdb") && e.contains("-i serializable"),
+        "{e}"
+    );
+    assert!(PgDialect::Postgres.sets_deadlock_timeout());
+    assert!(!PgDialect::Cockroachdb.sets_deadlock_timeout());
+    assert!(!PgDialect::Yugabytedb.sets_deadlock_timeout());
+
+    let (my, ti) = (MyDialect::Mysql, MyDialect::Tidb);
+    assert_eq!(my.level(None), MyLevel::Serializable);
+    assert_eq!(ti.level(None), MyLevel::RepeatableRead);
+    assert_eq!(
+        ti.level(Some(MyLevel::ReadCommitted)),
+        MyLevel::ReadCommitted
+    );
+    assert_eq!(my.model(MyLevel::RepeatableRead), Ok("repeatable-read"));
+    assert_eq!(my.model(MyLevel::ReadUncommitted), Ok("read-uncommitted"));
+    assert_eq!(ti.model(MyLevel::RepeatableRead), Ok("snapshot-isolation"));
+    assert_eq!(ti.model(MyLevel::ReadCommitted), Ok("read-committed"));
+    for refused in [MyLevel::Serializable, MyLevel::ReadUncommitted] {
+        let e = ti.model(refused).unwrap_err();
+        assert!(
+            e.contains("TiDB has no") && e.contains(refused.sql()),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn tidb_session_settings_go_only_to_tidb() {
+    let tidb = "8.0.11-TiDB-v7.5.0";
+    let maria = "10.11.6-MariaDB-0+deb12u1";
+    assert_eq!(MyDialect::of_server(tidb), MyDialect::Tidb);
+    assert_eq!(MyDialect::of_server(maria), MyDialect::Mysql);
+    assert_eq!(MyDialect::of_server("8.0.36"), MyDialect::Mysql);
+    assert_eq!(
+        MyDialect::Tidb.session_setup(),
+        [
+            "SET SESSION tidb_disable_txn_auto_retry = ON",
+            "SET SESSION tidb_retry_limit = 0"
+        ]
+    );
+    assert!(MyDialect::Mysql.session_setup().is_empty());
+    assert_eq!(MyDialect::Tidb.server_note(tidb), None);
+    assert_eq!(MyDialect::Mysql.server_note(maria), None);
+    let w = MyDialect::Tidb.server_note(maria).unwrap();
+    assert!(w.starts_with("warning: not a TiDB server"), "{w}");
+    assert!(
+        w.contains(maria) && w.contains("tidb_retry_limit not set"),
+        "{w}"
+    );
+    let w = MyDialect::Mysql.server_note(tidb).unwrap();
+    assert!(w.contains(tidb) && w.contains("use --dialect tidb"), "{w}");
+}
+
+#[test]
+fn postgres_protocol_servers_are_told_apart_by_version() {
+    let pg = "PostgreSQL 15.14 (Debian 15.14-0+deb12u1) on x86_64-pc-linux-gnu";
+    let crdb = "CockroachDB CCL v23.2.0 (x86_64-pc-linux-gnu, built 2024/01/16 19:06:36, go1.21.5 X:nocoverageredesign)";
+    let yb =
+        "PostgreSQL 11.2-YB-2.20.1.0-b0 on x86_64-pc-linux-gnu, compiled by clang version 16.0.6";
+    for (version, d) in [
+        (pg, PgDialect::Postgres),
+        (crdb, PgDialect::Cockroachdb),
+        (yb, PgDialect::Yugabytedb),
+    ] {
+        assert_eq!(PgDialect::of_server(version), d);
+        assert_eq!(d.server_note(version), None);
+    }
+    let w = PgDialect::Cockroachdb.server_note(pg).unwrap();
+    assert!(w.starts_with("warning: not a CockroachDB server"), "{w}");
+    assert!(w.ends_with("use --dialect postgres"), "{w}");
+    let w = PgDialect::Postgres.server_note(yb).unwrap();
+    assert!(w.starts_with("warning: not a PostgreSQL server"), "{w}");
+    assert!(w.ends_with("use --dialect yugabytedb"), "{w}");
 }
 
 #[test]
 fn mysql_error_codes() {
-    use mysql::classify;
-    assert_eq!(classify(Some(1213), true), Outcome::Fail, "deadlock victim");
-    assert_eq!(
-        classify(Some(1205), true),
-        Outcome::Fail,
-        "lock wait timeout, then rolled back"
-    );
-    assert_eq!(
-        classify(Some(1205), false),
-        Outcome::Info,
-        "lock wait timeout, rollback failed"
-    );
-    assert_eq!(
-        classify(Some(1020), true),
-        Outcome::Fail,
-        "record changed since last read"
-    );
-    assert_eq!(classify(Some(1062), true), Outcome::Fail, "duplicate key");
-    assert_eq!(classify(Some(2013), true), Outcome::Info, "lost connection");
-    assert_eq!(
-        classify(Some(1064), true),
-        Outcome::Info,
-        "unexpected server error"
-    );
-    assert_eq!(classify(None, true), Outcome::Info, "I/O error");
+    use Outcome::{Fail, Info};
+    let c = |d: MyDialect, code, phase, rolled_back| d.classify(code, phase, rolled_back);
+    for d in [MyDialect::Mysql, MyDialect::Tidb] {
+        for phase in [Phase::Statement, Phase::Commit] {
+            for (code, what) in [
+                (1213, "deadlock victim"),
+                (1020, "record changed since last read"),
+                (1062, "duplicate key"),
+                (1451, "foreign key (parent)"),
+                (1452, "foreign key (child)"),
+                (3572, "NOWAIT lock failure"),
+            ] {
+                assert_eq!(c(d, Some(code), phase, true), Fail, "{what} at {phase:?}");
+                assert_eq!(
+                    c(d, Some(code), phase, false),
+                    Info,
+                    "{what}, rollback failed"
+                );
+            }
+            assert_eq!(c(d, Some(2013), phase, true), Info, "lost connection");
+            assert_eq!(
+                c(d, Some(1064), phase, true),
+                Info,
+                "unexpected server error"
+            );
+            assert_eq!(c(d, None, phase, true), Info, "I/O error, no answer");
+            assert_eq!(c(d, None, phase, false), Info, "connection lost");
+        }
+        // A lock wait timeout undoes only its statement: an abort once rolled back.
+        assert_eq!(c(d, Some(1205), Phase::Statement, true), Fail);
+        assert_eq!(c(d, Some(1205), Phase::Statement, false), Info);
+        assert_eq!(c(d, Some(1205), Phase::Commit, true), Info);
+    }
+}
+
+/// TiDB's own codes (https://docs.pingcap.com/tidb/stable/error-codes): the
+/// transaction is rolled back and may be retried; MySQL does not use them.
+#[test]
+fn tidb_retryable_errors_fail_and_a_lost_commit_is_info() {
+    use Outcome::{Fail, Info};
+    let (ti, my) = (MyDialect::Tidb, MyDialect::Mysql);
+    for (code, what) in [
+        (8002, "SELECT FOR UPDATE write conflict"),
+        (8005, "Write Conflict, txnStartTS is stale"),
+        (8022, "commit failed, rolled back"),
+        (8028, "information schema changed"),
+        (9007, "write conflict in TiKV"),
+        (1213, "deadlock (pessimistic mode)"),
+    ] {
+        for phase in [Phase::Statement, Phase::Commit] {
+            assert_eq!(
+                ti.classify(Some(code), phase, true),
+                Fail,
+                "{what} at {phase:?}"
+            );
+            assert_eq!(
+                ti.classify(Some(code), phase, false),
+                Info,
+                "{what}, no rollback"
+            );
+        }
+        if code != 1213 {
+            assert_eq!(
+                my.classify(Some(code), Phase::Commit, true),
+                Info,
+                "mysql {code}"
+            );
+        }
+    }
+    // The connection lost during COMMIT: it may have committed.
+    assert_eq!(ti.classify(None, Phase::Commit, false), Info);
+    assert_eq!(ti.classify(None, Phase::Commit, true), Info);
+    // TiKV server timeout and PD timeout: unknown.
+    assert_eq!(ti.classify(Some(9002), Phase::Commit, true), Info);
+    assert_eq!(ti.classify(Some(9001), Phase::Commit, true), Info);
 }
 
 #[test]

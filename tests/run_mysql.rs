@@ -84,3 +84,51 @@ fn mariadb_repeatable_read_is_read_committed_not_snapshot_isolation() {
     });
     assert!(found, "REPEATABLE READ passed snapshot isolation 3 times");
 }
+
+/// `--dialect tidb` against MariaDB: MariaDB has none of TiDB's session
+/// variables, so they are not sent and the run says so; the transactions,
+/// DDL and upserts are the same SQL and run. A TiDB server itself was not
+/// tried here (see the unit tests of its documented codes in
+/// `run_clients.rs`).
+#[test]
+fn tidb_dialect_on_mariadb_warns_and_runs_without_tidb_settings() {
+    if !up() {
+        return;
+    }
+    let url = url();
+    // No -i: TiDB's default level, REPEATABLE READ.
+    let r = run(
+        "my-tidb",
+        &[
+            "mysql",
+            "--url",
+            &url,
+            "--dialect",
+            "tidb",
+            "-p",
+            "6",
+            "--key-count",
+            "8",
+            "-n",
+            "300",
+            "--session-var",
+            "innodb_lock_wait_timeout=5",
+        ],
+    );
+    assert_complete(&r, 300, "tidb on mariadb");
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.starts_with("warning: not a TiDB server")
+                && n.contains("MariaDB")
+                && n.contains("tidb_retry_limit not set")),
+        "{:?}",
+        r.notes
+    );
+    // MariaDB's REPEATABLE READ is read committed here (README).
+    let rc = check(&r.path, Workload::ListAppend, &["read-committed"]);
+    assert!(is_valid(&rc), "{:?}", rc.anomaly_types);
+
+    let r = my("my-plain", "serializable", &["-n", "100"]);
+    assert!(r.notes.is_empty(), "plain MariaDB: {:?}", r.notes);
+}

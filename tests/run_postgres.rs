@@ -150,3 +150,66 @@ fn postgres_survives_terminated_backends() {
     let rep = check(&r.path, Workload::ListAppend, &["serializable"]);
     assert!(is_valid(&rep), "{:?}", rep.anomaly_types);
 }
+
+/// `--dialect cockroachdb` and `--dialect yugabytedb` run their DDL, session
+/// setup, transactions and upserts against PostgreSQL itself: the SQL the
+/// dialects send is PostgreSQL's, and the servers speak it. What this cannot
+/// try is the servers' own behaviour (their errors, their isolation): see
+/// the unit tests of their documented codes in `run_clients.rs`.
+#[test]
+fn cockroachdb_and_yugabytedb_dialects_run_their_sql_on_postgresql() {
+    if !up() {
+        return;
+    }
+    let url = url();
+    for (dialect, level, model) in [
+        ("cockroachdb", "serializable", "serializable"),
+        ("cockroachdb", "read-committed", "read-committed"),
+        ("yugabytedb", "serializable", "serializable"),
+        ("yugabytedb", "repeatable-read", "snapshot-isolation"),
+        ("yugabytedb", "read-committed", "read-committed"),
+    ] {
+        let what = format!("{dialect} {level}");
+        let r = run(
+            "pg-dialect",
+            &[
+                "postgres",
+                "--url",
+                &url,
+                "--dialect",
+                dialect,
+                "-i",
+                level,
+                "-p",
+                "6",
+                "--key-count",
+                "8",
+                "-n",
+                "300",
+            ],
+        );
+        assert_complete(&r, 300, &what);
+        // Neither database has PostgreSQL's deadlock_timeout to shorten; the
+        // summary says the server is not the dialect's.
+        let server = if dialect == "cockroachdb" {
+            "CockroachDB"
+        } else {
+            "YugabyteDB"
+        };
+        assert_eq!(r.notes.len(), 1, "{what}: {:?}", r.notes);
+        assert!(
+            r.notes[0].starts_with(&format!(
+                "warning: not a {server} server (version \"PostgreSQL"
+            )) && r.notes[0].ends_with("use --dialect postgres"),
+            "{what}: {:?}",
+            r.notes
+        );
+        assert!(
+            r.fail_causes.keys().all(|c| c.starts_with("40")),
+            "{what}: only transaction rollbacks are fail: {:?}",
+            r.fail_causes
+        );
+        let rep = check(&r.path, Workload::ListAppend, &[model]);
+        assert!(is_valid(&rep), "{what}: {:?}", rep.anomaly_types);
+    }
+}

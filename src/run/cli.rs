@@ -2,6 +2,7 @@
 
 use super::client::parse_session_var;
 use super::client::Target;
+use super::dialect::{MyDialect, PgDialect};
 use super::driver::{self, Plan};
 use super::exec::ExecTarget;
 use super::generator::{GenOptions, Generator};
@@ -62,12 +63,20 @@ pub enum TargetArgs {
         #[command(flatten)]
         common: CommonArgs,
     },
-    /// PostgreSQL. Checked by default against the level's model: read-committed,
-    /// snapshot-isolation (for repeatable-read), serializable.
+    /// PostgreSQL, or CockroachDB or YugabyteDB with --dialect. Checked by
+    /// default against the level's model: read-committed, snapshot-isolation
+    /// (for repeatable-read), serializable.
     Postgres {
         /// e.g. postgres://postgres@127.0.0.1:5432/test
         #[arg(long)]
         url: String,
+        /// The database behind the PostgreSQL protocol: its isolation levels
+        /// (cockroachdb has no repeatable-read), session settings
+        /// (deadlock_timeout only for postgres) and error codes (cockroachdb's
+        /// 40003 "result is ambiguous" at COMMIT is info; yugabytedb's
+        /// expired transactions and timeouts at COMMIT are info).
+        #[arg(long, value_enum, default_value = "postgres")]
+        dialect: PgDialect,
         #[arg(
             short = 'i',
             long = "isolation",
@@ -87,18 +96,23 @@ pub enum TargetArgs {
         #[command(flatten)]
         common: CommonArgs,
     },
-    /// MySQL 8 or MariaDB. Checked by default against the model named like the level.
+    /// MySQL 8 or MariaDB, or TiDB with --dialect tidb. Checked by default
+    /// against the model named like the level (TiDB: repeatable-read is
+    /// snapshot-isolation).
     Mysql {
         /// e.g. mysql://root@127.0.0.1:3306/test
         #[arg(long)]
         url: String,
-        #[arg(
-            short = 'i',
-            long = "isolation",
-            value_enum,
-            default_value = "serializable"
-        )]
-        isolation: MyLevel,
+        /// The database behind the MySQL protocol. tidb: repeatable-read (the
+        /// default) or read-committed; its automatic retry is turned off on
+        /// every session (tidb_disable_txn_auto_retry=ON, tidb_retry_limit=0)
+        /// when SELECT VERSION() says TiDB, else the run warns; TiDB's retryable
+        /// errors (8002, 8005, 8022, 8028, 9007) are fail.
+        #[arg(long, value_enum, default_value = "mysql")]
+        dialect: MyDialect,
+        /// Default: serializable (repeatable-read with --dialect tidb).
+        #[arg(short = 'i', long = "isolation", value_enum)]
+        isolation: Option<MyLevel>,
         /// Session variable to set on every connection, NAME=VALUE (repeatable),
         /// e.g. innodb_snapshot_isolation=ON.
         #[arg(long = "session-var", value_name = "NAME=VALUE", value_parser = parse_session_var)]
@@ -219,15 +233,22 @@ impl TargetArgs {
         }
     }
 
-    /// The model checked when -c is not given.
-    pub fn default_model(&self) -> &'static str {
-        match self {
+    /// The model checked when -c is not given; an isolation level the
+    /// --dialect does not have is an option error.
+    pub fn default_model(&self) -> Result<&'static str, RunError> {
+        Ok(match self {
             TargetArgs::Sim { isolation, .. } => isolation.model(),
             TargetArgs::Sqlite { .. } => "serializable",
-            TargetArgs::Postgres { isolation, .. } => isolation.model(),
-            TargetArgs::Mysql { isolation, .. } => isolation.model(),
+            TargetArgs::Postgres {
+                isolation, dialect, ..
+            } => dialect.model(*isolation).map_err(RunError::Option)?,
+            TargetArgs::Mysql {
+                isolation, dialect, ..
+            } => dialect
+                .model(dialect.level(*isolation))
+                .map_err(RunError::Option)?,
             TargetArgs::Exec { .. } => "strict-serializable",
-        }
+        })
     }
 
     fn name(&self) -> &'static str {
@@ -436,6 +457,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     });
     let gen_opts = common.gen_options(seed)?;
     let plan = common.plan()?;
+    args.target.default_model()?;
     let path = common.out.clone().unwrap_or_else(default_history_path);
     let id = run_id();
     driver::install_interrupt_handler();
@@ -495,6 +517,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                 }
                 TargetArgs::Postgres {
                     url,
+                    dialect,
                     isolation,
                     session_vars,
                     server_defaults,
@@ -502,6 +525,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                 } => Arc::new(
                     PgTarget::new(
                         url,
+                        *dialect,
                         *isolation,
                         session_vars.clone(),
                         *server_defaults,
@@ -512,12 +536,20 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                 ),
                 TargetArgs::Mysql {
                     url,
+                    dialect,
                     isolation,
                     session_vars,
                     ..
                 } => Arc::new(
-                    MyTarget::new(url, *isolation, session_vars.clone(), common.workload, &id)
-                        .map_err(|e| RunError::Option(format!("{e:#}")))?,
+                    MyTarget::new(
+                        url,
+                        *dialect,
+                        *isolation,
+                        session_vars.clone(),
+                        common.workload,
+                        &id,
+                    )
+                    .map_err(|e| RunError::Option(format!("{e:#}")))?,
                 ),
                 TargetArgs::Exec {
                     command,
@@ -582,7 +614,14 @@ fn error_code(e: &anyhow::Error) -> i32 {
 /// target that cannot be set up).
 pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     let common = args.target.common();
-    let options = common.check_options(args.target.default_model());
+    let model = match args.target.default_model() {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("isolde: {e}");
+            return Ok(exit::USAGE);
+        }
+    };
+    let options = common.check_options(model);
     if !common.no_check {
         if let Err(e) = crate::check::validate_options(&options) {
             eprintln!("isolde: {e}");

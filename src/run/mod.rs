@@ -6,12 +6,16 @@
 //!                          ▲ fault injector (periodic shell command)
 //! ```
 //!
+//! CockroachDB, YugabyteDB and TiDB run through the postgres and mysql
+//! clients, with a [`dialect`] each.
+//!
 //! The simulated database runs under its own deterministic scheduler
 //! ([`sim::run_sim`]); every real target runs one OS thread per client
 //! ([`driver::run_threaded`]).
 
 pub mod cli;
 pub mod client;
+pub mod dialect;
 pub mod driver;
 pub mod exec;
 pub mod fault;

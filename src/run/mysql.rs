@@ -3,14 +3,20 @@
 pub use super::client::parse_session_var;
 #[cfg(feature = "run-mysql")]
 use super::client::{list_read, table_name, Client, Completion, Target};
+use super::dialect::MyDialect;
+#[cfg(feature = "run-mysql")]
+use super::dialect::Phase;
 use super::WorkloadKind;
 #[cfg(feature = "run-mysql")]
 use super::{Mop, ReadValue, Txn};
+#[cfg(feature = "run-mysql")]
 use crate::history::Outcome;
 #[cfg(feature = "run-mysql")]
 use mysql::prelude::Queryable;
 #[cfg(feature = "run-mysql")]
 use mysql::{Conn, Opts, OptsBuilder, Statement};
+#[cfg(feature = "run-mysql")]
+use std::sync::OnceLock;
 #[cfg(feature = "run-mysql")]
 use std::time::Duration;
 
@@ -23,43 +29,14 @@ pub enum MyLevel {
 }
 
 impl MyLevel {
-    /// The Elle model named like the level.
-    pub fn model(self) -> &'static str {
-        match self {
-            MyLevel::ReadUncommitted => "read-uncommitted",
-            MyLevel::ReadCommitted => "read-committed",
-            MyLevel::RepeatableRead => "repeatable-read",
-            MyLevel::Serializable => "serializable",
-        }
-    }
-
-    #[cfg(feature = "run-mysql")]
-    fn sql(self) -> &'static str {
+    /// The level as SQL names it.
+    pub fn sql(self) -> &'static str {
         match self {
             MyLevel::ReadUncommitted => "READ UNCOMMITTED",
             MyLevel::ReadCommitted => "READ COMMITTED",
             MyLevel::RepeatableRead => "REPEATABLE READ",
             MyLevel::Serializable => "SERIALIZABLE",
         }
-    }
-}
-
-/// Server error codes after which the transaction is certainly not
-/// committed, once we have rolled it back: deadlock victim (1213), lock wait
-/// timeout (1205: only the statement is undone, so the rollback matters),
-/// "record has changed since last read" (1020, MariaDB's snapshot isolation),
-/// duplicate key and foreign key errors (1062, 1451, 1452), NOWAIT lock
-/// failure (3572).
-pub fn is_definite_abort(code: u16) -> bool {
-    matches!(code, 1020 | 1062 | 1205 | 1213 | 1451 | 1452 | 3572)
-}
-
-/// Outcome of a failed transaction, given the server's error code (if the
-/// error came from the server) and whether our ROLLBACK succeeded.
-pub fn classify(code: Option<u16>, rolled_back: bool) -> Outcome {
-    match code {
-        Some(c) if rolled_back && is_definite_abort(c) => Outcome::Fail,
-        _ => Outcome::Info,
     }
 }
 
@@ -74,7 +51,8 @@ impl MyTarget {
     #[allow(clippy::new_ret_no_self)] // a stand-in, not a MyTarget
     pub fn new(
         _: &str,
-        _: MyLevel,
+        _: MyDialect,
+        _: Option<MyLevel>,
         _: Vec<(String, String)>,
         _: WorkloadKind,
         _: &str,
@@ -125,7 +103,14 @@ pub struct MyTarget {
     /// `opts` with read and write timeouts, for setup only (a worker's
     /// statement may wait on locks for longer).
     setup_opts: Opts,
+    dialect: MyDialect,
     level: MyLevel,
+    /// The model the dialect documents for `level`, for messages.
+    model: &'static str,
+    /// The server's `SELECT VERSION()`, read at setup: TiDB's session
+    /// settings go only to a server that says it is TiDB (MySQL and MariaDB
+    /// reject the unknown variables).
+    version: OnceLock<String>,
     session_vars: Vec<(String, String)>,
     workload: WorkloadKind,
     table: String,
@@ -133,9 +118,12 @@ pub struct MyTarget {
 
 #[cfg(feature = "run-mysql")]
 impl MyTarget {
+    /// Refuses a level the dialect does not have; without `level`, the
+    /// dialect's default.
     pub fn new(
         url: &str,
-        level: MyLevel,
+        dialect: MyDialect,
+        level: Option<MyLevel>,
         session_vars: Vec<(String, String)>,
         workload: WorkloadKind,
         run_id: &str,
@@ -158,10 +146,15 @@ impl MyTarget {
             .read_timeout(Some(SETUP_TIMEOUT))
             .write_timeout(Some(SETUP_TIMEOUT))
             .into();
+        let level = dialect.level(level);
+        let model = dialect.model(level).map_err(|e| anyhow::anyhow!(e))?;
         Ok(MyTarget {
             opts,
             setup_opts,
+            dialect,
             level,
+            model,
+            version: OnceLock::new(),
             session_vars,
             workload,
             table: table_name(workload, run_id),
@@ -173,19 +166,22 @@ impl MyTarget {
 impl Target for MyTarget {
     fn describe(&self) -> String {
         format!(
-            "mysql {} at {}:{}",
-            self.level.model(),
+            "{} {} at {}:{}",
+            self.dialect.name(),
+            self.model,
             self.opts.get_ip_or_hostname(),
             self.opts.get_tcp_port()
         )
     }
 
-    /// Creates the table, then opens one client as the workers will, so that
-    /// a rejected --session-var fails here with the server's message. Every
-    /// step is bounded by `SETUP_TIMEOUT`.
+    /// Reads the server's version, creates the table, then opens one client
+    /// as the workers will, so that a rejected --session-var fails here with
+    /// the server's message. Every step is bounded by `SETUP_TIMEOUT`.
     fn setup(&self) -> anyhow::Result<()> {
         let db = |e: mysql::Error| anyhow::anyhow!(error_text(&e));
         let mut c = Conn::new(self.setup_opts.clone()).map_err(db)?;
+        let version: Option<String> = c.query_first("SELECT VERSION()").map_err(db)?;
+        let _ = self.version.set(version.unwrap_or_default());
         let v = match self.workload {
             WorkloadKind::ListAppend => "LONGTEXT",
             WorkloadKind::RwRegister => "BIGINT",
@@ -202,6 +198,21 @@ impl Target for MyTarget {
 
     fn connect(&self, _worker: u32) -> anyhow::Result<Box<dyn Client>> {
         self.open(self.opts.clone())
+    }
+
+    /// What the dialect did on this server: TiDB's retry settings, or a
+    /// server that is not the dialect's.
+    fn notes(&self) -> Vec<String> {
+        let version = self.version.get().map_or("", String::as_str);
+        if let Some(warning) = self.dialect.server_note(version) {
+            return vec![warning];
+        }
+        match self.dialect {
+            MyDialect::Tidb => vec!["TiDB's automatic retry off on isolde's sessions \
+                 (tidb_disable_txn_auto_retry=ON, tidb_retry_limit=0)"
+                .into()],
+            MyDialect::Mysql => vec![],
+        }
     }
 
     fn teardown(&self) -> anyhow::Result<()> {
@@ -225,6 +236,13 @@ impl MyTarget {
             self.level.sql()
         ))
         .map_err(db)?;
+        let version = self.version.get().map_or("", String::as_str);
+        if MyDialect::of_server(version) == self.dialect {
+            for sql in self.dialect.session_setup() {
+                conn.query_drop(sql)
+                    .map_err(|e| anyhow::anyhow!("{sql}: {}", error_text(&e)))?;
+            }
+        }
         for (name, value) in &self.session_vars {
             conn.query_drop(format!("SET SESSION {name} = {value}"))
                 .map_err(|e| anyhow::anyhow!("--session-var {name}={value}: {}", error_text(&e)))?;
@@ -246,6 +264,7 @@ impl MyTarget {
             conn,
             read,
             write,
+            dialect: self.dialect,
             workload: self.workload,
         }))
     }
@@ -256,19 +275,22 @@ struct MyClient {
     conn: Conn,
     read: Statement,
     write: Statement,
+    dialect: MyDialect,
     workload: WorkloadKind,
 }
 
+/// A failure of one attempt: a database error and where it came, or a
+/// stored value we could not understand.
 #[cfg(feature = "run-mysql")]
 enum Failure {
-    Db(mysql::Error),
+    Db(mysql::Error, Phase),
     Data(String),
 }
 
 #[cfg(feature = "run-mysql")]
 impl From<mysql::Error> for Failure {
     fn from(e: mysql::Error) -> Self {
-        Failure::Db(e)
+        Failure::Db(e, Phase::Statement)
     }
 }
 
@@ -305,7 +327,9 @@ impl MyClient {
                 }
             }
         }
-        self.conn.query_drop("COMMIT")?;
+        self.conn
+            .query_drop("COMMIT")
+            .map_err(|e| Failure::Db(e, Phase::Commit))?;
         Ok(done)
     }
 }
@@ -316,13 +340,13 @@ impl Client for MyClient {
         match self.attempt(txn) {
             Ok(done) => Completion::Ok(done),
             Err(Failure::Data(e)) => Completion::Info(e),
-            Err(Failure::Db(e)) => {
+            Err(Failure::Db(e, phase)) => {
                 let code = match &e {
                     mysql::Error::MySqlError(me) => Some(me.code),
                     _ => None,
                 };
                 let rolled_back = self.conn.query_drop("ROLLBACK").is_ok();
-                match classify(code, rolled_back) {
+                match self.dialect.classify(code, phase, rolled_back) {
                     Outcome::Fail => Completion::Fail(error_text(&e)),
                     _ => Completion::Info(error_text(&e)),
                 }

@@ -2,9 +2,13 @@
 
 #[cfg(feature = "run-postgres")]
 use super::client::{list_read, table_name, Client, Completion, Target};
+use super::dialect::PgDialect;
+#[cfg(feature = "run-postgres")]
+use super::dialect::Phase;
 use super::WorkloadKind;
 #[cfg(feature = "run-postgres")]
 use super::{Mop, ReadValue, Txn};
+#[cfg(feature = "run-postgres")]
 use crate::history::Outcome;
 #[cfg(feature = "run-postgres")]
 use postgres::config::Host;
@@ -12,6 +16,8 @@ use postgres::config::Host;
 use postgres::{Config, IsolationLevel, NoTls, Statement};
 #[cfg(feature = "run-postgres")]
 use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(feature = "run-postgres")]
+use std::sync::OnceLock;
 #[cfg(feature = "run-postgres")]
 use std::time::Duration;
 
@@ -28,37 +34,14 @@ pub enum PgLevel {
     Serializable,
 }
 
+#[cfg(feature = "run-postgres")]
 impl PgLevel {
-    /// The model PostgreSQL documents for the level (its REPEATABLE READ is
-    /// snapshot isolation).
-    pub fn model(self) -> &'static str {
-        match self {
-            PgLevel::ReadCommitted => "read-committed",
-            PgLevel::RepeatableRead => "snapshot-isolation",
-            PgLevel::Serializable => "serializable",
-        }
-    }
-
-    #[cfg(feature = "run-postgres")]
     fn level(self) -> IsolationLevel {
         match self {
             PgLevel::ReadCommitted => IsolationLevel::ReadCommitted,
             PgLevel::RepeatableRead => IsolationLevel::RepeatableRead,
             PgLevel::Serializable => IsolationLevel::Serializable,
         }
-    }
-}
-
-/// Outcome of a transaction that ended in an error with this SQLSTATE:
-/// class 40 (transaction rollback: serialization failure, deadlock), class 23
-/// (constraint violation) and 55P03 (lock not available) are definite aborts,
-/// except 40003 (statement completion unknown). Everything else, and errors
-/// without a SQLSTATE (connection lost, I/O), is unknown.
-pub fn classify(sqlstate: Option<&str>) -> Outcome {
-    match sqlstate {
-        Some("40003") => Outcome::Info,
-        Some(c) if c.starts_with("40") || c.starts_with("23") || c == "55P03" => Outcome::Fail,
-        _ => Outcome::Info,
     }
 }
 
@@ -73,6 +56,7 @@ impl PgTarget {
     #[allow(clippy::new_ret_no_self)] // a stand-in, not a PgTarget
     pub fn new(
         _: &str,
+        _: PgDialect,
         _: PgLevel,
         _: Vec<(String, String)>,
         _: bool,
@@ -86,14 +70,20 @@ impl PgTarget {
 #[cfg(feature = "run-postgres")]
 pub struct PgTarget {
     config: Config,
+    dialect: PgDialect,
     level: PgLevel,
+    /// The model the dialect documents for `level`, for messages.
+    model: &'static str,
     /// Set on every connection with `set_config` (bound parameters).
     session_vars: Vec<(String, String)>,
-    /// Try [`FAST_DEADLOCK_TIMEOUT`] (not with --server-defaults, nor when
-    /// the user sets deadlock_timeout).
+    /// Try [`FAST_DEADLOCK_TIMEOUT`] (PostgreSQL only; not with
+    /// --server-defaults, nor when the user sets deadlock_timeout).
     fast_deadlocks: bool,
     /// Whether the server accepted it (decided once, at setup).
     fast_accepted: AtomicBool,
+    /// The server's `SELECT version()`, read at setup, to warn when it is
+    /// not the dialect's.
+    version: OnceLock<String>,
     workload: WorkloadKind,
     table: String,
 }
@@ -134,8 +124,10 @@ pub fn error_text(e: &postgres::Error) -> String {
 
 #[cfg(feature = "run-postgres")]
 impl PgTarget {
+    /// Refuses a level the dialect does not have.
     pub fn new(
         url: &str,
+        dialect: PgDialect,
         level: PgLevel,
         session_vars: Vec<(String, String)>,
         server_defaults: bool,
@@ -154,14 +146,19 @@ impl PgTarget {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(5));
         }
-        let fast_deadlocks =
-            !server_defaults && !session_vars.iter().any(|(n, _)| n == "deadlock_timeout");
+        let model = dialect.model(level).map_err(|e| anyhow::anyhow!(e))?;
+        let fast_deadlocks = dialect.sets_deadlock_timeout()
+            && !server_defaults
+            && !session_vars.iter().any(|(n, _)| n == "deadlock_timeout");
         Ok(PgTarget {
             config,
+            dialect,
             level,
+            model,
             session_vars,
             fast_deadlocks,
             fast_accepted: AtomicBool::new(false),
+            version: OnceLock::new(),
             workload,
             table: table_name(workload, run_id),
         })
@@ -172,30 +169,39 @@ impl PgTarget {
 impl Target for PgTarget {
     fn describe(&self) -> String {
         format!(
-            "postgres {} at {}",
-            self.level.model(),
+            "{} {} at {}",
+            self.dialect.name(),
+            self.model,
             address(&self.config)
         )
     }
 
-    /// Creates the table, decides whether the short deadlock_timeout is
-    /// allowed (it needs a superuser), then opens one client as the workers
-    /// will, so that a rejected --session-var fails here, with the server's
-    /// message, rather than in every worker's reconnect loop.
+    /// Reads the server's version, creates the table, decides whether the
+    /// short deadlock_timeout is allowed (it needs a superuser), then opens
+    /// one client as the workers will, so that a rejected --session-var
+    /// fails here, with the server's message, rather than in every worker's
+    /// reconnect loop.
     fn setup(&self) -> anyhow::Result<()> {
-        let mut c = self
-            .config
-            .connect(NoTls)
-            .map_err(|e| anyhow::anyhow!(error_text(&e)))?;
+        let db = |e: postgres::Error| anyhow::anyhow!(error_text(&e));
+        let mut c = self.config.connect(NoTls).map_err(db)?;
+        let version: String = c.query_one("SELECT version()", &[]).map_err(db)?.get(0);
+        let _ = self.version.set(version);
         let v = match self.workload {
             WorkloadKind::ListAppend => "TEXT",
             WorkloadKind::RwRegister => "BIGINT",
         };
-        c.batch_execute(&format!(
-            "DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (k BIGINT PRIMARY KEY, v {v} NOT NULL)",
-            t = self.table
-        ))
-        .map_err(|e| anyhow::anyhow!(error_text(&e)))?;
+        // One statement each, not one batch (which runs as one transaction):
+        // distributed SQL databases limit schema changes grouped in a
+        // transaction.
+        for ddl in [
+            format!("DROP TABLE IF EXISTS {}", self.table),
+            format!(
+                "CREATE TABLE {} (k BIGINT PRIMARY KEY, v {v} NOT NULL)",
+                self.table
+            ),
+        ] {
+            c.batch_execute(&ddl).map_err(db)?;
+        }
         if self.fast_deadlocks {
             let ok = c
                 .execute(
@@ -209,14 +215,16 @@ impl Target for PgTarget {
     }
 
     fn notes(&self) -> Vec<String> {
-        if !self.fast_deadlocks {
-            return vec![];
+        let version = self.version.get().map_or("", String::as_str);
+        let mut notes: Vec<String> = self.dialect.server_note(version).into_iter().collect();
+        if self.fast_deadlocks {
+            notes.push(if self.fast_accepted.load(Ordering::Relaxed) {
+                format!("deadlock_timeout={FAST_DEADLOCK_TIMEOUT} on isolde's sessions (--server-defaults keeps the server's)")
+            } else {
+                "the server's deadlock_timeout kept (setting it needs a superuser)".into()
+            });
         }
-        vec![if self.fast_accepted.load(Ordering::Relaxed) {
-            format!("deadlock_timeout={FAST_DEADLOCK_TIMEOUT} on isolde's sessions (--server-defaults keeps the server's)")
-        } else {
-            "the server's deadlock_timeout kept (setting it needs a superuser)".into()
-        }]
+        notes
     }
 
     fn connect(&self, _worker: u32) -> anyhow::Result<Box<dyn Client>> {
@@ -252,6 +260,7 @@ impl Target for PgTarget {
             read,
             write,
             level: self.level.level(),
+            dialect: self.dialect,
             workload: self.workload,
         }))
     }
@@ -269,21 +278,22 @@ struct PgClient {
     read: Statement,
     write: Statement,
     level: IsolationLevel,
+    dialect: PgDialect,
     workload: WorkloadKind,
 }
 
 #[cfg(feature = "run-postgres")]
-/// A failure of one attempt: a database error, or a stored value we could
-/// not understand.
+/// A failure of one attempt: a database error and where it came, or a
+/// stored value we could not understand.
 enum Failure {
-    Db(postgres::Error),
+    Db(postgres::Error, Phase),
     Data(String),
 }
 
 #[cfg(feature = "run-postgres")]
 impl From<postgres::Error> for Failure {
     fn from(e: postgres::Error) -> Self {
-        Failure::Db(e)
+        Failure::Db(e, Phase::Statement)
     }
 }
 
@@ -319,7 +329,7 @@ impl PgClient {
                 }
             }
         }
-        tx.commit()?;
+        tx.commit().map_err(|e| Failure::Db(e, Phase::Commit))?;
         Ok(done)
     }
 }
@@ -330,11 +340,12 @@ impl Client for PgClient {
         match self.attempt(txn) {
             Ok(done) => Completion::Ok(done),
             Err(Failure::Data(e)) => Completion::Info(e),
-            Err(Failure::Db(e)) => {
-                let code = e.code().map(|c| c.code());
+            Err(Failure::Db(e, phase)) => {
+                // A closed connection is no answer, whatever came before.
+                let code = e.code().filter(|_| !e.is_closed()).map(|c| c.code());
                 let msg = error_text(&e);
-                match classify(code) {
-                    Outcome::Fail if !e.is_closed() => Completion::Fail(msg),
+                match self.dialect.classify(code, &msg, phase) {
+                    Outcome::Fail => Completion::Fail(msg),
                     _ => Completion::Info(msg),
                 }
             }
