@@ -62,6 +62,19 @@ fn option_errors_exit_2() {
         &["sim", "--time-limit", "0"],
         &["sim", "--rate", "5"],
         &["exec", "--reply-timeout", "0", "--", "true"],
+        &["sqlite", "--txn-timeout", "0"],
+        &["sqlite", "--txn-timeout", "-1"],
+        &["sim", "--txn-timeout", "1"],
+        &["sim", "--retries", "2"],
+        &[
+            "exec",
+            "--reply-timeout",
+            "1",
+            "--txn-timeout",
+            "2",
+            "--",
+            "true",
+        ],
     ] {
         let (o, _) = run(args, Duration::from_secs(20));
         let e = stderr(&o);
@@ -152,6 +165,30 @@ fn ctrl_c_aborts_a_setup_the_server_never_answers() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{e}");
     assert!(e.contains("interrupted while setting up mysql"), "{e}");
+}
+
+/// A server that accepts and never answers: PostgreSQL's client has no
+/// timeout on its startup exchange, so the setup cap (30 s) ends it.
+#[test]
+fn postgres_setup_at_a_silent_server_fails_within_the_cap() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = vec![];
+        for s in listener.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let url = format!("postgres://postgres@127.0.0.1:{port}/test");
+    let (o, took) = run(
+        &["postgres", "--url", &url, "-n", "5", "--txn-timeout", "1"],
+        Duration::from_secs(45),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains(&format!("127.0.0.1:{port}")), "{e}");
+    assert!(e.contains("no answer within 30 s"), "{e}");
+    assert!(took < Duration::from_secs(35), "{took:?}");
 }
 
 #[test]

@@ -99,9 +99,9 @@ fn sqlite_busy_is_fail_and_other_errors_info() {
     a.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY); BEGIN IMMEDIATE")
         .unwrap();
     let busy = b.execute_batch("BEGIN IMMEDIATE").unwrap_err();
-    assert_eq!(sqlite::classify(&busy, true), Outcome::Fail);
+    assert_eq!(sqlite::classify(&busy, false, true), Outcome::Fail);
     assert_eq!(
-        sqlite::classify(&busy, false),
+        sqlite::classify(&busy, false, false),
         Outcome::Info,
         "not rolled back: unknown"
     );
@@ -109,9 +109,18 @@ fn sqlite_busy_is_fail_and_other_errors_info() {
     let constraint = a
         .execute_batch("INSERT INTO t VALUES (1); INSERT INTO t VALUES (1)")
         .unwrap_err();
-    assert_eq!(sqlite::classify(&constraint, true), Outcome::Fail);
+    assert_eq!(sqlite::classify(&constraint, false, true), Outcome::Fail);
     let syntax = a.execute_batch("SELEKT 1").unwrap_err();
-    assert_eq!(sqlite::classify(&syntax, true), Outcome::Info);
+    assert_eq!(sqlite::classify(&syntax, false, true), Outcome::Info);
+    // The driver's --txn-timeout interrupt: before COMMIT a definite abort,
+    // during COMMIT unknown.
+    let interrupted = rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
+        None,
+    );
+    assert_eq!(sqlite::classify(&interrupted, false, true), Outcome::Fail);
+    assert_eq!(sqlite::classify(&interrupted, true, true), Outcome::Info);
+    assert_eq!(sqlite::classify(&interrupted, false, false), Outcome::Info);
 }
 
 #[test]

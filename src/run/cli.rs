@@ -110,9 +110,10 @@ pub enum TargetArgs {
     /// stdin/stdout (see examples/sqlite_client.py). Checked by default against
     /// strict-serializable.
     Exec {
-        /// Seconds to wait for the client's reply before calling the transaction info.
-        #[arg(long, default_value_t = 10.0)]
-        reply_timeout: f64,
+        /// Old name of --txn-timeout (seconds to wait for the client's reply
+        /// before calling the transaction info and starting a new client).
+        #[arg(long, value_name = "SECS")]
+        reply_timeout: Option<f64>,
         #[command(flatten)]
         common: CommonArgs,
         /// The client command and its arguments.
@@ -154,6 +155,20 @@ pub struct CommonArgs {
     /// Limit on transactions per second, over all clients.
     #[arg(long)]
     pub rate: Option<f64>,
+    /// Seconds a transaction may take [default: 10]. Then isolde interrupts
+    /// it: if the database says it rolled back, it is recorded fail;
+    /// otherwise info, the connection (or exec's client program) is dropped
+    /// and the worker continues as a new process. Also bounds each
+    /// connection attempt, so a server that stops answering cannot hang the
+    /// run. Not for sim.
+    #[arg(long, value_name = "SECS")]
+    pub txn_timeout: Option<f64>,
+    /// Run a transaction the database aborted (fail) again, up to N more
+    /// times, with fresh written values. Every attempt is recorded (invoke
+    /// and fail; the retry a new invoke). -n counts generated transactions,
+    /// not attempts; the summary says how many retries ran. Not for sim.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: u32,
     /// Fraction of keys whose values are drawn from a small domain, so that
     /// values repeat.
     #[arg(long, default_value_t = 0.0)]
@@ -290,6 +305,11 @@ impl CommonArgs {
             None => None,
         };
         Ok(Plan {
+            txn_timeout: match self.txn_timeout {
+                Some(t) => secs("--txn-timeout", t)?,
+                None => driver::DEFAULT_TXN_TIMEOUT,
+            },
+            retries: self.retries,
             processes: self.processes,
             txns: self.txns.or(if time_limit.is_none() {
                 Some(1000)
@@ -379,6 +399,8 @@ pub struct Recorded {
     pub notes: Vec<String>,
     /// Failed transactions by cause (the database's error code).
     pub fail_causes: BTreeMap<String, u64>,
+    /// Attempts beyond the first of a transaction (`--retries`).
+    pub retries: u64,
 }
 
 /// Longest a target's setup may take when its own timeouts do not fire (a
@@ -425,6 +447,21 @@ fn guarded_setup(t: &Arc<dyn Target>) -> Result<(), RunError> {
     }
 }
 
+/// Drops the run's tables on a thread of its own: a server that stopped
+/// answering, or locks an abandoned transaction still holds, must not hold
+/// the run past `limit`.
+fn guarded_teardown(t: &Arc<dyn Target>, limit: Duration) -> anyhow::Result<()> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = Arc::clone(t);
+    std::thread::spawn(move || {
+        let _ = tx.send(worker.teardown());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(result) => result,
+        Err(_) => anyhow::bail!("no answer within {limit:?}; the run's table is left behind"),
+    }
+}
+
 /// Runs the workload and records the history; does not check it.
 pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     let common = args.target.common();
@@ -435,7 +472,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
             .unwrap_or(0)
     });
     let gen_opts = common.gen_options(seed)?;
-    let plan = common.plan()?;
+    let mut plan = common.plan()?;
     let path = common.out.clone().unwrap_or_else(default_history_path);
     let id = run_id();
     driver::install_interrupt_handler();
@@ -446,6 +483,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     let mut warnings = vec![];
     let mut notes = vec![];
     let mut fail_causes = BTreeMap::new();
+    let mut retries = 0;
     let record_error = |e: std::io::Error| RunError::Record {
         path: path.display().to_string(),
         source: e,
@@ -453,8 +491,12 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     let rec;
     match &args.target {
         TargetArgs::Sim { isolation, bug, .. } => {
-            if plan.fault.is_some() || plan.rate.is_some() {
-                let msg = "--fault and --rate do not apply to sim (its time is virtual)";
+            if plan.fault.is_some()
+                || plan.rate.is_some()
+                || common.txn_timeout.is_some()
+                || plan.retries > 0
+            {
+                let msg = "--fault, --rate, --txn-timeout and --retries do not apply to sim (its time is virtual)";
                 return Err(RunError::Option(msg.into()).into());
             }
             rec =
@@ -485,13 +527,10 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         temp_db = Some(f.clone());
                         f
                     });
-                    Arc::new(SqliteTarget::new(
-                        file,
-                        *begin,
-                        *journal,
-                        common.workload,
-                        &id,
-                    ))
+                    Arc::new(
+                        SqliteTarget::new(file, *begin, *journal, common.workload, &id)
+                            .with_txn_timeout(plan.txn_timeout),
+                    )
                 }
                 TargetArgs::Postgres {
                     url,
@@ -508,7 +547,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         common.workload,
                         &id,
                     )
-                    .map_err(|e| RunError::Option(format!("{e:#}")))?,
+                    .map_err(|e| RunError::Option(format!("{e:#}")))?
+                    .with_txn_timeout(plan.txn_timeout),
                 ),
                 TargetArgs::Mysql {
                     url,
@@ -517,29 +557,41 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                     ..
                 } => Arc::new(
                     MyTarget::new(url, *isolation, session_vars.clone(), common.workload, &id)
-                        .map_err(|e| RunError::Option(format!("{e:#}")))?,
+                        .map_err(|e| RunError::Option(format!("{e:#}")))?
+                        .with_txn_timeout(plan.txn_timeout),
                 ),
                 TargetArgs::Exec {
                     command,
                     reply_timeout,
                     ..
-                } => Arc::new(ExecTarget::new(
-                    command.clone(),
-                    common.workload,
-                    &id,
-                    secs("--reply-timeout", *reply_timeout)?,
-                )),
+                } => {
+                    let timeout = match (reply_timeout, common.txn_timeout) {
+                        (Some(_), Some(_)) => {
+                            let msg = "--reply-timeout is the old name of --txn-timeout: give one";
+                            return Err(RunError::Option(msg.into()).into());
+                        }
+                        (Some(r), None) => secs("--reply-timeout", *r)?,
+                        _ => plan.txn_timeout,
+                    };
+                    plan.txn_timeout = timeout;
+                    Arc::new(ExecTarget::new(
+                        command.clone(),
+                        common.workload,
+                        &id,
+                        timeout,
+                    ))
+                }
                 TargetArgs::Sim { .. } => unreachable!("handled above"),
             };
             guarded_setup(&t)?;
             notes = t.notes();
             rec = Recorder::create(&path, Clock::Real(Instant::now())).map_err(record_error)?;
-            let stats =
-                driver::run_threaded(t.as_ref(), &plan, Generator::new(gen_opts), &rec, &progress);
+            let stats = driver::run_threaded(&t, &plan, Generator::new(gen_opts), &rec, &progress);
             faults = stats.faults.ran;
             warnings = stats.warnings;
             fail_causes = stats.fail_causes;
-            if let Err(e) = t.teardown() {
+            retries = stats.retries;
+            if let Err(e) = guarded_teardown(&t, plan.txn_timeout + driver::INTERRUPT_GRACE) {
                 warnings.push(format!("cleanup failed: {e:#}"));
             }
             if let Some(f) = temp_db {
@@ -562,6 +614,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
         warnings,
         notes,
         fail_causes,
+        retries,
     })
 }
 
@@ -618,6 +671,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             .map(|(cause, n)| format!("{cause} x{n}"))
             .collect();
         summary += &format!(", fail by cause: {}", causes.join(", "));
+    }
+    if common.retries > 0 {
+        summary += &format!(" (of which {} retries)", r.retries);
     }
     if common.fault.is_some() {
         summary += &format!(", {} faults", r.faults);

@@ -96,6 +96,8 @@ pub struct PgTarget {
     fast_accepted: AtomicBool,
     workload: WorkloadKind,
     table: String,
+    /// `--txn-timeout`: the driver cancels a transaction that overruns it.
+    txn_timeout: Duration,
 }
 
 /// `host:port` of a PostgreSQL config, for messages.
@@ -164,7 +166,17 @@ impl PgTarget {
             fast_accepted: AtomicBool::new(false),
             workload,
             table: table_name(workload, run_id),
+            txn_timeout: super::driver::DEFAULT_TXN_TIMEOUT,
         })
+    }
+
+    /// Sets `--txn-timeout`. The driver cancels an overrunning transaction
+    /// itself; the server's `statement_timeout` (the timeout plus the grace)
+    /// also ends statements of a session the driver abandoned, so that it
+    /// does not hold locks for long.
+    pub fn with_txn_timeout(mut self, t: Duration) -> Self {
+        self.txn_timeout = t;
+        self
     }
 }
 
@@ -229,6 +241,12 @@ impl Target for PgTarget {
             )
             .map_err(db)?;
         }
+        let backstop = (self.txn_timeout + super::driver::INTERRUPT_GRACE).as_millis();
+        conn.execute(
+            "SELECT set_config('statement_timeout', $1, false)",
+            &[&backstop.to_string()],
+        )
+        .map_err(db)?;
         for (name, value) in &self.session_vars {
             conn.execute("SELECT set_config($1, $2, false)", &[name, value])
                 .map_err(|e| anyhow::anyhow!("--session-var {name}={value}: {}", error_text(&e)))?;
@@ -253,6 +271,7 @@ impl Target for PgTarget {
             write,
             level: self.level.level(),
             workload: self.workload,
+            committing: false,
         }))
     }
 
@@ -270,6 +289,8 @@ struct PgClient {
     write: Statement,
     level: IsolationLevel,
     workload: WorkloadKind,
+    /// Whether the last attempt reached COMMIT.
+    committing: bool,
 }
 
 #[cfg(feature = "run-postgres")]
@@ -290,6 +311,7 @@ impl From<postgres::Error> for Failure {
 #[cfg(feature = "run-postgres")]
 impl PgClient {
     fn attempt(&mut self, txn: &[Mop]) -> Result<Txn, Failure> {
+        self.committing = false;
         // Dropping the transaction on an error rolls it back.
         let mut tx = self
             .conn
@@ -319,6 +341,7 @@ impl PgClient {
                 }
             }
         }
+        self.committing = true;
         tx.commit()?;
         Ok(done)
     }
@@ -333,11 +356,27 @@ impl Client for PgClient {
             Err(Failure::Db(e)) => {
                 let code = e.code().map(|c| c.code());
                 let msg = error_text(&e);
+                // A statement cancelled (the driver's --txn-timeout, or the
+                // statement_timeout backstop) before COMMIT: PostgreSQL
+                // aborts the whole transaction on any error, and an aborted
+                // transaction can never commit. During COMMIT the cancel may
+                // have come too late: unknown.
+                if code == Some("57014") && !self.committing && !e.is_closed() {
+                    return Completion::Fail(msg);
+                }
                 match classify(code) {
                     Outcome::Fail if !e.is_closed() => Completion::Fail(msg),
                     _ => Completion::Info(msg),
                 }
             }
         }
+    }
+
+    /// PostgreSQL's cancel request, on a new connection to the server.
+    fn interrupter(&self) -> Option<super::client::Interrupter> {
+        let token = self.conn.cancel_token();
+        Some(Box::new(move || {
+            let _ = token.cancel_query(NoTls);
+        }))
     }
 }
