@@ -63,7 +63,7 @@ fn option_errors_exit_2() {
         &["sim", "--rate", "5"],
         &["exec", "--reply-timeout", "0", "--", "true"],
         &["sqlite", "--txn-timeout", "0"],
-        &["sqlite", "--txn-timeout", "-1"],
+        &["sqlite", "--txn-timeout=-1"],
         &["sim", "--txn-timeout", "1"],
         &["sim", "--retries", "2"],
         &[
