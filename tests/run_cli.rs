@@ -304,3 +304,43 @@ fn a_run_checked_against_no_model_says_so() {
     assert!(e.contains("valid (no model, -a only)"), "{e}");
     assert!(!e.contains("()"), "{e}");
 }
+
+/// The summary counts attempts, and says how many of them were retries.
+#[test]
+fn the_summary_says_how_many_attempts_were_retries() {
+    if !server_up("PostgreSQL", "127.0.0.1:5432") {
+        return;
+    }
+    let (o, _) = run(
+        &[
+            "postgres",
+            "--url",
+            PG,
+            "-n",
+            "300",
+            "--key-count",
+            "3",
+            "--seed",
+            "1",
+            "--retries",
+            "3",
+        ],
+        Duration::from_secs(60),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let retries: u64 = e
+        .split(" of them retries")
+        .next()
+        .and_then(|head| head.rsplit(", ").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no retry count: {e}"));
+    let attempts: u64 = e
+        .split(" txns (")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no attempt count: {e}"));
+    assert!(retries > 0, "{e}");
+    assert!(attempts > 300 + retries, "{e}");
+}

@@ -127,7 +127,8 @@ pub enum TargetArgs {
 pub struct CommonArgs {
     #[arg(short = 'w', long, value_enum, default_value = "list-append")]
     pub workload: WorkloadKind,
-    /// Number of transactions (default 1000 when --time-limit is not given).
+    /// Number of transactions to generate (default 1000 when --time-limit is
+    /// not given); --retries adds attempts, not transactions.
     #[arg(short = 'n', long)]
     pub txns: Option<u64>,
     /// Stop issuing transactions after this many seconds.
@@ -664,6 +665,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         secs,
         (c.ok + c.fail + c.info) as f64 / secs.max(1e-9),
     );
+    if common.retries > 0 {
+        summary += &format!(", {} of them retries", r.retries);
+    }
     if !r.fail_causes.is_empty() {
         let causes: Vec<String> = r
             .fail_causes
@@ -671,9 +675,6 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             .map(|(cause, n)| format!("{cause} x{n}"))
             .collect();
         summary += &format!(", fail by cause: {}", causes.join(", "));
-    }
-    if common.retries > 0 {
-        summary += &format!(" (of which {} retries)", r.retries);
     }
     if common.fault.is_some() {
         summary += &format!(", {} faults", r.faults);
