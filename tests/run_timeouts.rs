@@ -12,7 +12,11 @@ mod run_support;
 use isolde::check::Workload;
 use isolde::history::Outcome;
 use run_support::{check, is_valid, run};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Reads the history back; returns how many completions had each outcome.
@@ -38,14 +42,57 @@ fn poll<T>(mut ready: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// Forwards to `upstream` until `frozen` is set; then forwards nothing,
+/// in either direction or for new connections: a server that stops
+/// answering (without stopping the real one).
+fn freezing_proxy(upstream: &'static str, frozen: Arc<AtomicBool>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let frozen = Arc::clone(&frozen);
+            std::thread::spawn(move || {
+                if frozen.load(Ordering::SeqCst) {
+                    // Hold the connection open, never answer.
+                    std::thread::sleep(Duration::from_secs(3600));
+                    drop(client);
+                    return;
+                }
+                let server = TcpStream::connect(upstream).unwrap();
+                let up = pump(
+                    client.try_clone().unwrap(),
+                    server.try_clone().unwrap(),
+                    &frozen,
+                );
+                pump(server, client, &frozen);
+                let _ = up.join();
+            });
+        }
+    });
+    port
+}
+
+fn pump(
+    mut from: TcpStream,
+    mut to: TcpStream,
+    frozen: &Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    let frozen = Arc::clone(frozen);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n @ 1..) = from.read(&mut buf) {
+            if !frozen.load(Ordering::SeqCst) && to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Both);
+    })
+}
+
 #[cfg(feature = "run-postgres")]
 mod postgres_timeouts {
     use super::*;
     use postgres::{Client, NoTls};
-    use std::io::{Read, Write};
-    use std::net::{Shutdown, TcpListener, TcpStream};
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
 
     const ADMIN: &str = "postgres://postgres@127.0.0.1:5432/test";
 
@@ -164,53 +211,6 @@ mod postgres_timeouts {
         assert!(is_valid(&rep), "{:?}", rep.anomaly_types);
     }
 
-    /// Forwards to PostgreSQL until `frozen` is set; then forwards nothing,
-    /// in either direction or for new connections: a server that stops
-    /// answering (without stopping the real one).
-    fn freezing_proxy(frozen: Arc<AtomicBool>) -> u16 {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                let frozen = Arc::clone(&frozen);
-                std::thread::spawn(move || {
-                    if frozen.load(Ordering::SeqCst) {
-                        // Hold the connection open, never answer.
-                        std::thread::sleep(Duration::from_secs(3600));
-                        drop(client);
-                        return;
-                    }
-                    let server = TcpStream::connect("127.0.0.1:5432").unwrap();
-                    let up = pump(
-                        client.try_clone().unwrap(),
-                        server.try_clone().unwrap(),
-                        &frozen,
-                    );
-                    pump(server, client, &frozen);
-                    let _ = up.join();
-                });
-            }
-        });
-        port
-    }
-
-    fn pump(
-        mut from: TcpStream,
-        mut to: TcpStream,
-        frozen: &Arc<AtomicBool>,
-    ) -> std::thread::JoinHandle<()> {
-        let frozen = Arc::clone(frozen);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            while let Ok(n @ 1..) = from.read(&mut buf) {
-                if !frozen.load(Ordering::SeqCst) && to.write_all(&buf[..n]).is_err() {
-                    break;
-                }
-            }
-            let _ = to.shutdown(Shutdown::Both);
-        })
-    }
-
     /// The server stops answering 1.5 s into a 3 s run: the transactions in
     /// flight are info (their outcome is unknown), the workers give up
     /// reconnecting at the time limit, the final read and the cleanup give up
@@ -219,7 +219,7 @@ mod postgres_timeouts {
     fn postgres_server_that_stops_answering_mid_run() {
         let Some(db) = Db::new() else { return };
         let frozen = Arc::new(AtomicBool::new(false));
-        let port = freezing_proxy(Arc::clone(&frozen));
+        let port = freezing_proxy("127.0.0.1:5432", Arc::clone(&frozen));
         let url = format!("postgres://postgres@127.0.0.1:{port}/{}", db.0);
         let freezer = {
             let frozen = Arc::clone(&frozen);
@@ -268,6 +268,24 @@ mod mysql_timeouts {
     use mysql::Conn;
 
     const ADMIN: &str = "mysql://root@127.0.0.1:3306/test";
+
+    /// Ends every session still in database `name` (abandoned ones hold
+    /// locks), then drops it.
+    fn drop_database(admin: &mut Conn, name: &str) {
+        let ids: Vec<u64> = admin
+            .exec(
+                "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ?",
+                (name,),
+            )
+            .unwrap();
+        for id in ids {
+            let _ = admin.query_drop(format!("KILL {id}"));
+        }
+        admin
+            .query_drop("SET SESSION lock_wait_timeout = 10")
+            .unwrap();
+        admin.query_drop(format!("DROP DATABASE {name}")).unwrap();
+    }
 
     /// Another connection holds every row of the run's table (and, under
     /// REPEATABLE READ, the gaps) with SELECT ... FOR UPDATE: each write
@@ -332,7 +350,7 @@ mod mysql_timeouts {
         locked_rx.try_recv().expect("the rows were locked");
         release_tx.send(()).unwrap();
         holder.join().unwrap();
-        let _ = admin.query_drop(format!("DROP DATABASE {name}"));
+        drop_database(&mut admin, &name);
         assert!(r.elapsed < Duration::from_secs(9), "{:?}", r.elapsed);
         let (ok, fail, info) = outcomes(&r);
         assert!(
@@ -344,6 +362,55 @@ mod mysql_timeouts {
         assert!(fail >= 4 && ok > 0, "{ok} ok, {fail} fail, {info} info");
         // Only read, not checked: MariaDB's REPEATABLE READ is not snapshot
         // isolation (see run_mysql.rs).
+    }
+
+    /// MariaDB stops answering 1.5 s into a 3 s run (read timeouts and the
+    /// driver's deadline, no cancel request): stuck transactions are info,
+    /// the run ends on time, the history reads back and checks.
+    #[test]
+    fn mariadb_server_that_stops_answering_mid_run() {
+        if !run_support::server_up("MariaDB", "127.0.0.1:3306") {
+            return;
+        }
+        let name = format!("isolde_to_{}", isolde::run::run_id());
+        let mut admin = Conn::new(ADMIN).unwrap();
+        admin.query_drop(format!("CREATE DATABASE {name}")).unwrap();
+        let frozen = Arc::new(AtomicBool::new(false));
+        let port = freezing_proxy("127.0.0.1:3306", Arc::clone(&frozen));
+        // Over TCP only: by default the client moves to the server's Unix
+        // socket, around the proxy.
+        let url = format!("mysql://root@127.0.0.1:{port}/{name}?prefer_socket=false");
+        let freezer = {
+            let frozen = Arc::clone(&frozen);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(1500));
+                frozen.store(true, Ordering::SeqCst);
+            })
+        };
+        let r = run(
+            "my-frozen",
+            &[
+                "mysql",
+                "--url",
+                &url,
+                "-p",
+                "3",
+                "--time-limit",
+                "3",
+                "--txn-timeout",
+                "1",
+                "--rate",
+                "100",
+            ],
+        );
+        freezer.join().unwrap();
+        drop_database(&mut admin, &name);
+        assert!(r.elapsed < Duration::from_secs(10), "{:?}", r.elapsed);
+        let (ok, _, info) = outcomes(&r);
+        assert!(ok > 20, "{:?}", r.counts);
+        assert!(info >= 1, "stuck transactions are info: {:?}", r.counts);
+        let rep = check(&r.path, Workload::ListAppend, &["serializable"]);
+        assert!(is_valid(&rep), "{:?}", rep.anomaly_types);
     }
 }
 
