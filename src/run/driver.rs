@@ -186,7 +186,10 @@ impl Session {
         }
         match self.replies.recv_timeout(INTERRUPT_GRACE) {
             Ok(c) => (c, false),
-            Err(_) => (
+            Err(RecvTimeoutError::Disconnected) => {
+                (Completion::Info("the client panicked".into()), false)
+            }
+            Err(RecvTimeoutError::Timeout) => (
                 Completion::Info(format!(
                     "no answer within {timeout:?} (--txn-timeout); connection abandoned"
                 )),
@@ -441,5 +444,166 @@ pub fn run_threaded(
             .into_inner()
             .unwrap_or_else(|p| p.into_inner()),
         retries: shared.retries.into_inner(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::client::Client;
+    use crate::run::Mop;
+
+    /// How the fake client behaves.
+    #[derive(Clone, Copy)]
+    enum Behaviour {
+        /// Commits at once.
+        Quick,
+        /// Blocks until interrupted, then reports a rollback.
+        StuckUntilInterrupted,
+        /// Blocks and offers no interrupter.
+        StuckForever,
+        Panics,
+    }
+
+    struct Fake(Behaviour);
+
+    struct FakeClient {
+        behaviour: Behaviour,
+        interrupted: Arc<AtomicBool>,
+    }
+
+    impl Client for FakeClient {
+        fn execute(&mut self, txn: &[Mop]) -> Completion {
+            match self.behaviour {
+                Behaviour::Quick => Completion::Ok(txn.to_vec()),
+                Behaviour::StuckUntilInterrupted => {
+                    while !self.interrupted.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Completion::Fail("cancelled".into())
+                }
+                Behaviour::StuckForever => {
+                    std::thread::sleep(Duration::from_secs(3600));
+                    Completion::Ok(txn.to_vec())
+                }
+                Behaviour::Panics => panic!("a client bug"),
+            }
+        }
+
+        fn interrupter(&self) -> Option<Interrupter> {
+            let flag = Arc::clone(&self.interrupted);
+            match self.behaviour {
+                Behaviour::StuckForever => None,
+                _ => Some(Box::new(move || flag.store(true, Ordering::SeqCst))),
+            }
+        }
+    }
+
+    impl Target for Fake {
+        fn describe(&self) -> String {
+            "fake".into()
+        }
+        fn setup(&self) -> anyhow::Result<()> {
+            Ok(())
+        }
+        fn connect(&self, _: u32) -> anyhow::Result<Box<dyn Client>> {
+            Ok(Box::new(FakeClient {
+                behaviour: self.0,
+                interrupted: Arc::new(AtomicBool::new(false)),
+            }))
+        }
+        fn teardown(&self) -> anyhow::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Runs one transaction on a new session of `b` with a 100 ms timeout.
+    fn run(b: Behaviour) -> (Completion, bool, Duration) {
+        let target: Arc<dyn Target> = Arc::new(Fake(b));
+        let mut s = Session::open(&target, 0, Duration::from_secs(5), || false).unwrap();
+        let started = Instant::now();
+        let (c, keep) = s.execute(&vec![Mop::Append(1, 1)], Duration::from_millis(100));
+        (c, keep, started.elapsed())
+    }
+
+    #[test]
+    fn a_quick_transaction_keeps_its_session() {
+        let (c, keep, _) = run(Behaviour::Quick);
+        assert_eq!(c, Completion::Ok(vec![Mop::Append(1, 1)]));
+        assert!(keep);
+    }
+
+    #[test]
+    fn an_interrupted_transaction_reports_how_it_ended_and_drops_the_session() {
+        let (c, keep, took) = run(Behaviour::StuckUntilInterrupted);
+        assert_eq!(c, Completion::Fail("cancelled".into()));
+        assert!(
+            !keep,
+            "a late interrupt must not reach the next transaction"
+        );
+        assert!(
+            took < Duration::from_millis(100) + INTERRUPT_GRACE,
+            "{took:?}"
+        );
+    }
+
+    #[test]
+    fn a_transaction_that_never_answers_is_info_after_the_grace() {
+        let (c, keep, took) = run(Behaviour::StuckForever);
+        assert!(
+            matches!(&c, Completion::Info(m) if m.contains("--txn-timeout")),
+            "{c:?}"
+        );
+        assert!(!keep);
+        assert!(
+            took >= Duration::from_millis(100) + INTERRUPT_GRACE,
+            "{took:?}"
+        );
+        assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+
+    #[test]
+    fn a_client_that_panics_is_info() {
+        let (c, keep, _) = run(Behaviour::Panics);
+        assert!(
+            matches!(&c, Completion::Info(m) if m.contains("panicked")),
+            "{c:?}"
+        );
+        assert!(!keep);
+    }
+
+    /// A connection attempt that never returns is given up at the timeout,
+    /// or at once when the run stops.
+    #[test]
+    fn a_connection_that_never_opens_is_given_up() {
+        struct Silent;
+        impl Target for Silent {
+            fn describe(&self) -> String {
+                "silent".into()
+            }
+            fn setup(&self) -> anyhow::Result<()> {
+                Ok(())
+            }
+            fn connect(&self, _: u32) -> anyhow::Result<Box<dyn Client>> {
+                std::thread::sleep(Duration::from_secs(3600));
+                anyhow::bail!("unreachable")
+            }
+            fn teardown(&self) -> anyhow::Result<()> {
+                Ok(())
+            }
+        }
+        let target: Arc<dyn Target> = Arc::new(Silent);
+        let started = Instant::now();
+        let e = Session::open(&target, 0, Duration::from_millis(200), || false)
+            .err()
+            .expect("no session");
+        assert!(e.to_string().contains("no connection within"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let started = Instant::now();
+        let e = Session::open(&target, 0, Duration::from_secs(60), || true)
+            .err()
+            .expect("no session");
+        assert!(e.to_string().contains("stopped"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 }
