@@ -11,6 +11,7 @@ mod run_support;
 
 use isolde::check::Workload;
 use isolde::history::Outcome;
+use isolde::run::cli::Recorded;
 use run_support::{check, is_valid, run};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -20,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Reads the history back; returns how many completions had each outcome.
-fn outcomes(r: &isolde::run::cli::Recorded) -> (usize, usize, usize) {
+fn outcomes(r: &Recorded) -> (usize, usize, usize) {
     let h = isolde::history::read::read_history_file(&r.path, None)
         .unwrap_or_else(|e| panic!("history {} unreadable: {e}", r.path.display()));
     let n = |o| h.txns.iter().filter(|t| t.outcome == o).count();
@@ -287,14 +288,12 @@ mod mysql_timeouts {
         admin.query_drop(format!("DROP DATABASE {name}")).unwrap();
     }
 
-    /// Another connection holds every row of the run's table (and, under
-    /// REPEATABLE READ, the gaps) with SELECT ... FOR UPDATE: each write
-    /// waits innodb_lock_wait_timeout (--txn-timeout, rounded up), is
-    /// recorded fail (1205), and the run ends on time.
-    #[test]
-    fn mariadb_rows_locked_by_another_connection() {
+    /// Runs 4 s at --txn-timeout 1 while another connection, once the
+    /// run's table has rows, runs `lock` (`{t}` is the table) and holds it
+    /// until the run is over, then `unlock`.
+    fn mariadb_locked(lock: &'static [&'static str], unlock: &'static str) -> Option<Recorded> {
         if !run_support::server_up("MariaDB", "127.0.0.1:3306") {
-            return;
+            return None;
         }
         let name = format!("isolde_to_{}", isolde::run::run_id());
         let mut admin = Conn::new(ADMIN).unwrap();
@@ -317,12 +316,12 @@ mod mysql_timeouts {
                     let n: i64 = c.query_first(format!("SELECT count(*) FROM {t}")).ok()??;
                     (n > 0).then_some(t)
                 });
-                c.query_drop("START TRANSACTION").unwrap();
-                c.query_drop(format!("SELECT k FROM {table} FOR UPDATE"))
-                    .unwrap();
+                for sql in lock {
+                    c.query_drop(sql.replace("{t}", &table)).unwrap();
+                }
                 locked_tx.send(()).unwrap();
                 let _ = release_rx.recv();
-                c.query_drop("ROLLBACK").unwrap();
+                c.query_drop(unlock).unwrap();
             })
         };
         let r = run(
@@ -347,10 +346,23 @@ mod mysql_timeouts {
                 "200",
             ],
         );
-        locked_rx.try_recv().expect("the rows were locked");
+        locked_rx.try_recv().expect("the table was locked");
         release_tx.send(()).unwrap();
         holder.join().unwrap();
         drop_database(&mut admin, &name);
+        Some(r)
+    }
+
+    /// Another connection holds every row of the run's table (and, under
+    /// REPEATABLE READ, the gaps) with SELECT ... FOR UPDATE: each write
+    /// waits innodb_lock_wait_timeout (--txn-timeout, rounded up), is
+    /// recorded fail (1205), and the run ends on time.
+    #[test]
+    fn mariadb_rows_locked_by_another_connection() {
+        let lock = &["START TRANSACTION", "SELECT k FROM {t} FOR UPDATE"];
+        let Some(r) = mariadb_locked(lock, "ROLLBACK") else {
+            return;
+        };
         assert!(r.elapsed < Duration::from_secs(9), "{:?}", r.elapsed);
         let (ok, fail, info) = outcomes(&r);
         assert!(
@@ -362,6 +374,32 @@ mod mysql_timeouts {
         assert!(fail >= 4 && ok > 0, "{ok} ok, {fail} fail, {info} info");
         // Only read, not checked: MariaDB's REPEATABLE READ is not snapshot
         // isolation (see run_mysql.rs).
+    }
+
+    /// Another connection holds LOCK TABLES ... WRITE: every transaction,
+    /// reads too, waits for the table's metadata lock, which
+    /// `lock_wait_timeout` (not InnoDB's) bounds: fail (1205), on time.
+    #[test]
+    fn mariadb_table_locked_by_another_connection() {
+        let Some(r) = mariadb_locked(&["LOCK TABLES {t} WRITE"], "UNLOCK TABLES") else {
+            return;
+        };
+        // 4 s, the transactions in flight, the final read (which cannot
+        // commit) and the cleanup, each about 2 s at most.
+        assert!(r.elapsed < Duration::from_secs(11), "{:?}", r.elapsed);
+        let (ok, fail, info) = outcomes(&r);
+        assert!(
+            r.fail_causes.keys().any(|c| c.starts_with("1205")),
+            "metadata lock waits are fail: {:?} {:?}",
+            r.fail_causes,
+            r.counts
+        );
+        assert!(fail >= 4 && ok > 0, "{ok} ok, {fail} fail, {info} info");
+        assert!(
+            r.warnings.iter().any(|w| w.contains("final read")),
+            "{:?}",
+            r.warnings
+        );
     }
 
     /// MariaDB stops answering 1.5 s into a 3 s run (read timeouts and the

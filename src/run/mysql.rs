@@ -129,8 +129,8 @@ pub struct MyTarget {
     session_vars: Vec<(String, String)>,
     workload: WorkloadKind,
     table: String,
-    /// `innodb_lock_wait_timeout` of every session: `--txn-timeout` rounded
-    /// up to whole seconds (the variable's unit).
+    /// `innodb_lock_wait_timeout` and `lock_wait_timeout` of every session:
+    /// `--txn-timeout` rounded up to whole seconds (the variables' unit).
     lock_wait_secs: u64,
 }
 
@@ -173,8 +173,8 @@ impl MyTarget {
         .with_txn_timeout(super::driver::DEFAULT_TXN_TIMEOUT))
     }
 
-    /// Bounds each transaction by `t` (`--txn-timeout`): a lock wait ends
-    /// with error 1205 (a definite abort once rolled back) after `t` rounded
+    /// Bounds each transaction by `t` (`--txn-timeout`): a row or metadata
+    /// lock wait ends with error 1205 (a definite abort once rolled back) after `t` rounded
     /// up to a second, and a server that stops answering makes a read or
     /// write fail (unknown outcome) a grace period after that. The driver
     /// abandons the connection at `t` plus the grace in any case.
@@ -245,9 +245,11 @@ impl MyTarget {
             self.level.sql()
         ))
         .map_err(db)?;
+        // Row locks (InnoDB's timeout) and metadata locks, e.g. another
+        // session's LOCK TABLES (the server's, a day or a year by default).
         conn.query_drop(format!(
-            "SET SESSION innodb_lock_wait_timeout = {}",
-            self.lock_wait_secs.max(1)
+            "SET SESSION innodb_lock_wait_timeout = {n}, lock_wait_timeout = {n}",
+            n = self.lock_wait_secs.max(1)
         ))
         .map_err(db)?;
         for (name, value) in &self.session_vars {
