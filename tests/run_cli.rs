@@ -344,3 +344,75 @@ fn the_summary_says_how_many_attempts_were_retries() {
     assert!(retries > 0, "{e}");
     assert!(attempts > 300 + retries, "{e}");
 }
+
+/// Ctrl-C once while every client program is stuck: the run does not wait
+/// for them past --txn-timeout (and the grace second), finishes its file,
+/// and the history reads back with the stuck transactions as info.
+#[test]
+fn ctrl_c_during_stuck_transactions_ends_the_run_on_time() {
+    if !std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "python3 is missing, and CI=true: this test must run"
+        );
+        return;
+    }
+    // Answers (reads empty) until its third transaction, then hangs.
+    let script = temp_path("stuck_client.py");
+    std::fs::write(
+        &script,
+        "import sys, json, time\n\
+         n = 0\n\
+         for line in sys.stdin:\n\
+         \x20   n += 1\n\
+         \x20   if n > 2: time.sleep(3600)\n\
+         \x20   v = json.loads(line)['value']\n\
+         \x20   print(json.dumps({'type': 'ok', 'value': [[f, k, x if f != 'r' else None] for f, k, x in v]}), flush=True)\n",
+    )
+    .unwrap();
+    let out = temp_path("ctrl-c-stuck.jsonl");
+    let mut child = bin()
+        .args(["run", "exec", "-n", "1000", "-p", "3", "--txn-timeout", "5"])
+        .args(["--no-check", "-o"])
+        .arg(&out)
+        .args(["--", "python3"])
+        .arg(&script)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Every client is stuck on its third transaction by now.
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = loop {
+        if child.try_wait().unwrap().is_some() {
+            break child.wait_with_output().unwrap();
+        }
+        // The stuck transactions (5 s + 1 s), the final read (a new client
+        // answers at once).
+        assert!(
+            sent.elapsed() < Duration::from_secs(9),
+            "one Ctrl-C did not end the run"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let h = isolde::history::read::read_history_file(&out, None)
+        .unwrap_or_else(|err| panic!("history unreadable: {err}; {e}"));
+    let info = h
+        .txns
+        .iter()
+        .filter(|t| t.outcome == isolde::history::Outcome::Info)
+        .count();
+    assert_eq!(info, 3, "one stuck transaction per client: {e}");
+    let _ = std::fs::remove_file(&out);
+}
