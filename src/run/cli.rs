@@ -160,8 +160,8 @@ pub struct CommonArgs {
     /// it: if the database says it rolled back, it is recorded fail;
     /// otherwise info, the connection (or exec's client program) is dropped
     /// and the worker continues as a new process. Also bounds each
-    /// connection attempt, so a server that stops answering cannot hang the
-    /// run. Not for sim.
+    /// connection attempt (to at least 5 s), so a server that stops
+    /// answering cannot hang the run. Not for sim.
     #[arg(long, value_name = "SECS")]
     pub txn_timeout: Option<f64>,
     /// Run a transaction the database aborted (fail) again, up to N more

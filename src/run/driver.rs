@@ -3,7 +3,7 @@
 //! and a final read of every key touched.
 //!
 //! No database can hang a run: each connection lives on a thread of its own
-//! (a [`Session`]), and the worker waits for it only until the transaction
+//! (a `Session`), and the worker waits for it only until the transaction
 //! timeout. Then it asks the client to interrupt the transaction (PostgreSQL's
 //! cancel request, SQLite's interrupt), waits [`INTERRUPT_GRACE`] for the
 //! answer, and otherwise records `info` and abandons the thread: it ends when
@@ -57,6 +57,10 @@ const FINAL_READ_BUDGET: Duration = Duration::from_secs(2);
 pub const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
 /// `--txn-timeout` when not given.
 pub const DEFAULT_TXN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Least time a worker gives a connection attempt (more if `--txn-timeout`
+/// is longer): a short transaction timeout must not make every connection to
+/// a distant server fail. A stopping run gives up on connecting at once.
+const MIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How to drive the clients.
 #[derive(Clone, Debug)]
@@ -69,8 +73,8 @@ pub struct Plan {
     pub rate: Option<f64>,
     /// Shell command and interval of the fault injector.
     pub fault: Option<(String, Duration)>,
-    /// Longest a transaction (or a connection attempt) may take before the
-    /// worker gives up on it.
+    /// Longest a transaction may take before the worker gives up on it (a
+    /// connection attempt: this or 5 s, whichever is longer).
     pub txn_timeout: Duration,
     /// Extra attempts for a transaction that failed (certainly aborted).
     pub retries: u32,
@@ -156,7 +160,7 @@ impl Session {
                 Err(RecvTimeoutError::Timeout) => {}
             }
             if started.elapsed() >= timeout {
-                anyhow::bail!("no connection within {timeout:?} (--txn-timeout)");
+                anyhow::bail!("no connection within {timeout:?}");
             }
             if stop() {
                 anyhow::bail!("stopped while connecting");
@@ -272,9 +276,8 @@ impl Shared<'_> {
         let mut backoff = Duration::from_millis(50);
         let first_failure = Instant::now();
         loop {
-            match Session::open(self.target, worker, self.plan.txn_timeout, || {
-                self.should_stop()
-            }) {
+            let timeout = self.plan.txn_timeout.max(MIN_CONNECT_TIMEOUT);
+            match Session::open(self.target, worker, timeout, || self.should_stop()) {
                 Ok(c) => return Some(c),
                 Err(e) => {
                     if first_failure.elapsed() >= RECONNECT_GIVE_UP {
