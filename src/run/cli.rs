@@ -408,15 +408,25 @@ pub struct Recorded {
 /// server that accepts the connection and never answers).
 const SETUP_LIMIT: Duration = Duration::from_secs(30);
 
+/// Runs `f(t)` on a thread of its own, which the caller may abandon; its
+/// result arrives on the receiver.
+fn on_own_thread<R: Send + 'static>(
+    t: &Arc<dyn Target>,
+    f: impl FnOnce(&dyn Target) -> R + Send + 'static,
+) -> std::sync::mpsc::Receiver<R> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = Arc::clone(t);
+    std::thread::spawn(move || {
+        let _ = tx.send(f(t.as_ref()));
+    });
+    rx
+}
+
 /// Runs `t.setup()` on its own thread so that Ctrl-C, or a server that never
 /// answers, cannot hang the run before it starts (the thread is abandoned:
 /// the process ends soon after).
 fn guarded_setup(t: &Arc<dyn Target>) -> Result<(), RunError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let worker = Arc::clone(t);
-    std::thread::spawn(move || {
-        let _ = tx.send(worker.setup());
-    });
+    let rx = on_own_thread(t, |t| t.setup());
     let started = Instant::now();
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
@@ -452,12 +462,7 @@ fn guarded_setup(t: &Arc<dyn Target>) -> Result<(), RunError> {
 /// answering, or locks an abandoned transaction still holds, must not hold
 /// the run past `limit`.
 fn guarded_teardown(t: &Arc<dyn Target>, limit: Duration) -> anyhow::Result<()> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let worker = Arc::clone(t);
-    std::thread::spawn(move || {
-        let _ = tx.send(worker.teardown());
-    });
-    match rx.recv_timeout(limit) {
+    match on_own_thread(t, |t| t.teardown()).recv_timeout(limit) {
         Ok(result) => result,
         Err(_) => anyhow::bail!("no answer within {limit:?}; the run's table is left behind"),
     }
