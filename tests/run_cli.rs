@@ -62,6 +62,19 @@ fn option_errors_exit_2() {
         &["sim", "--time-limit", "0"],
         &["sim", "--rate", "5"],
         &["exec", "--reply-timeout", "0", "--", "true"],
+        &["sqlite", "--txn-timeout", "0"],
+        &["sqlite", "--txn-timeout=-1"],
+        &["sim", "--txn-timeout", "1"],
+        &["sim", "--retries", "2"],
+        &[
+            "exec",
+            "--reply-timeout",
+            "1",
+            "--txn-timeout",
+            "2",
+            "--",
+            "true",
+        ],
     ] {
         let (o, _) = run(args, Duration::from_secs(20));
         let e = stderr(&o);
@@ -152,6 +165,30 @@ fn ctrl_c_aborts_a_setup_the_server_never_answers() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{e}");
     assert!(e.contains("interrupted while setting up mysql"), "{e}");
+}
+
+/// A server that accepts and never answers: PostgreSQL's client has no
+/// timeout on its startup exchange, so the setup cap (30 s) ends it.
+#[test]
+fn postgres_setup_at_a_silent_server_fails_within_the_cap() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = vec![];
+        for s in listener.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let url = format!("postgres://postgres@127.0.0.1:{port}/test");
+    let (o, took) = run(
+        &["postgres", "--url", &url, "-n", "5", "--txn-timeout", "1"],
+        Duration::from_secs(45),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains(&format!("127.0.0.1:{port}")), "{e}");
+    assert!(e.contains("no answer within 30 s"), "{e}");
+    assert!(took < Duration::from_secs(35), "{took:?}");
 }
 
 #[test]
@@ -326,4 +363,116 @@ fn levels_a_dialect_lacks_are_refused_before_connecting() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(e.contains("'tidb'"), "{e}");
+}
+
+/// The summary counts attempts, and says how many of them were retries.
+#[test]
+fn the_summary_says_how_many_attempts_were_retries() {
+    if !server_up("PostgreSQL", "127.0.0.1:5432") {
+        return;
+    }
+    let (o, _) = run(
+        &[
+            "postgres",
+            "--url",
+            PG,
+            "-n",
+            "300",
+            "--key-count",
+            "3",
+            "--seed",
+            "1",
+            "--retries",
+            "3",
+        ],
+        Duration::from_secs(60),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let retries: u64 = e
+        .split(" of them retries")
+        .next()
+        .and_then(|head| head.rsplit(", ").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no retry count: {e}"));
+    let attempts: u64 = e
+        .split(" txns (")
+        .next()
+        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no attempt count: {e}"));
+    assert!(retries > 0, "{e}");
+    assert!(attempts > 300 + retries, "{e}");
+}
+
+/// Ctrl-C once while every client program is stuck: the run does not wait
+/// for them past --txn-timeout (and the grace second), finishes its file,
+/// and the history reads back with the stuck transactions as info.
+#[test]
+fn ctrl_c_during_stuck_transactions_ends_the_run_on_time() {
+    if !std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "python3 is missing, and CI=true: this test must run"
+        );
+        return;
+    }
+    // Answers (reads empty) until its third transaction, then hangs.
+    let script = temp_path("stuck_client.py");
+    std::fs::write(
+        &script,
+        "import sys, json, time\n\
+         n = 0\n\
+         for line in sys.stdin:\n\
+         \x20   n += 1\n\
+         \x20   if n > 2: time.sleep(3600)\n\
+         \x20   v = json.loads(line)['value']\n\
+         \x20   print(json.dumps({'type': 'ok', 'value': [[f, k, x if f != 'r' else None] for f, k, x in v]}), flush=True)\n",
+    )
+    .unwrap();
+    let out = temp_path("ctrl-c-stuck.jsonl");
+    let mut child = bin()
+        .args(["run", "exec", "-n", "1000", "-p", "3", "--txn-timeout", "5"])
+        .args(["--no-check", "-o"])
+        .arg(&out)
+        .args(["--", "python3"])
+        .arg(&script)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Every client is stuck on its third transaction by now.
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = loop {
+        if child.try_wait().unwrap().is_some() {
+            break child.wait_with_output().unwrap();
+        }
+        // The stuck transactions (5 s + 1 s), the final read (a new client
+        // answers at once).
+        assert!(
+            sent.elapsed() < Duration::from_secs(9),
+            "one Ctrl-C did not end the run"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    let h = isolde::history::read::read_history_file(&out, None)
+        .unwrap_or_else(|err| panic!("history unreadable: {err}; {e}"));
+    let info = h
+        .txns
+        .iter()
+        .filter(|t| t.outcome == isolde::history::Outcome::Info)
+        .count();
+    assert_eq!(info, 3, "one stuck transaction per client: {e}");
+    let _ = std::fs::remove_file(&out);
 }

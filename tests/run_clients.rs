@@ -63,12 +63,21 @@ fn postgres_protocol_sqlstates_in_every_dialect() {
             Fail,
             "lock_not_available",
         );
-        pg_both(
-            d,
-            Some("57014"),
-            "canceling statement due to statement timeout",
+        // A cancelled statement (--txn-timeout's cancel request): no COMMIT
+        // follows it, so the transaction never commits; a cancelled COMMIT
+        // may have committed.
+        let canceled = "canceling statement due to user request";
+        assert_eq!(
+            d.classify(Some("57014"), canceled, Phase::Statement),
+            Fail,
+            "{}",
+            d.name()
+        );
+        assert_eq!(
+            d.classify(Some("57014"), canceled, Phase::Commit),
             Info,
-            "query_canceled",
+            "{}",
+            d.name()
         );
         pg_both(
             d,
@@ -159,7 +168,7 @@ fn yugabytedb_conflicts_fail_and_expired_commits_are_info() {
     assert_eq!(d.classify(Some("40001"), timed_out, Phase::Commit), Info);
     assert_eq!(d.classify(Some("XX000"), timed_out, Phase::Statement), Info);
     assert_eq!(
-        d.classify(Some("57014"), "statement timeout", Phase::Statement),
+        d.classify(Some("57014"), "statement timeout", Phase::Commit),
         Info
     );
     // PostgreSQL and CockroachDB have no such rule: 40001 at COMMIT is an abort.
@@ -371,9 +380,9 @@ fn sqlite_busy_is_fail_and_other_errors_info() {
     a.execute_batch("CREATE TABLE t (k INTEGER PRIMARY KEY); BEGIN IMMEDIATE")
         .unwrap();
     let busy = b.execute_batch("BEGIN IMMEDIATE").unwrap_err();
-    assert_eq!(sqlite::classify(&busy, true), Outcome::Fail);
+    assert_eq!(sqlite::classify(&busy, false, true), Outcome::Fail);
     assert_eq!(
-        sqlite::classify(&busy, false),
+        sqlite::classify(&busy, false, false),
         Outcome::Info,
         "not rolled back: unknown"
     );
@@ -381,9 +390,18 @@ fn sqlite_busy_is_fail_and_other_errors_info() {
     let constraint = a
         .execute_batch("INSERT INTO t VALUES (1); INSERT INTO t VALUES (1)")
         .unwrap_err();
-    assert_eq!(sqlite::classify(&constraint, true), Outcome::Fail);
+    assert_eq!(sqlite::classify(&constraint, false, true), Outcome::Fail);
     let syntax = a.execute_batch("SELEKT 1").unwrap_err();
-    assert_eq!(sqlite::classify(&syntax, true), Outcome::Info);
+    assert_eq!(sqlite::classify(&syntax, false, true), Outcome::Info);
+    // The driver's --txn-timeout interrupt: before COMMIT a definite abort,
+    // during COMMIT unknown.
+    let interrupted = rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_INTERRUPT),
+        None,
+    );
+    assert_eq!(sqlite::classify(&interrupted, false, true), Outcome::Fail);
+    assert_eq!(sqlite::classify(&interrupted, true, true), Outcome::Info);
+    assert_eq!(sqlite::classify(&interrupted, false, false), Outcome::Info);
 }
 
 #[test]

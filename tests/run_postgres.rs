@@ -213,3 +213,53 @@ fn cockroachdb_and_yugabytedb_dialects_run_their_sql_on_postgresql() {
         assert!(is_valid(&rep), "{what}: {:?}", rep.anomaly_types);
     }
 }
+
+/// `--retries 5` under SERIALIZABLE with contention: more generated
+/// transactions commit than without, every attempt is in the history (a
+/// retry is a new invocation after a fail), and the history checks.
+#[test]
+fn postgres_retries_commit_more_transactions() {
+    if !up() {
+        return;
+    }
+    let n = 400;
+    let args = |retries: &'static str| {
+        vec![
+            "-n",
+            "400",
+            "--seed",
+            "11",
+            "-w",
+            "rw-register",
+            "--retries",
+            retries,
+        ]
+    };
+    let plain = pg("pg-no-retry", "serializable", &args("0"));
+    let retried = pg("pg-retry", "serializable", &args("5"));
+    assert_eq!(plain.retries, 0);
+    assert!(plain.counts.fail > 20, "contention: {:?}", plain.counts);
+    // Generated transactions that committed (one committed attempt each;
+    // the final read is one more ok).
+    let (without, with) = (plain.counts.ok - 1, retried.counts.ok - 1);
+    assert!(
+        with > without,
+        "retries commit more: {with} vs {without} ({:?} vs {:?})",
+        retried.counts,
+        plain.counts
+    );
+    let c = retried.counts;
+    let attempts = c.ok + c.fail + c.info;
+    assert!(retried.retries > 0 && c.fail >= retried.retries, "{c:?}");
+    // Every generated transaction and every retry, plus the final read
+    // (which may take a few attempts).
+    assert!(
+        (n + retried.retries + 1..=n + retried.retries + 8).contains(&attempts),
+        "{attempts} attempts, {} retries: {c:?}",
+        retried.retries
+    );
+    let h = isolde::history::read::read_history_file(&retried.path, None).unwrap();
+    assert_eq!(h.txns.len() as u64, attempts);
+    let rep = check(&retried.path, Workload::RwRegister, &["serializable"]);
+    assert!(is_valid(&rep), "{:?}", rep.anomaly_types);
+}

@@ -124,9 +124,10 @@ pub enum TargetArgs {
     /// stdin/stdout (see examples/sqlite_client.py). Checked by default against
     /// strict-serializable.
     Exec {
-        /// Seconds to wait for the client's reply before calling the transaction info.
-        #[arg(long, default_value_t = 10.0)]
-        reply_timeout: f64,
+        /// Old name of --txn-timeout (seconds to wait for the client's reply
+        /// before calling the transaction info and starting a new client).
+        #[arg(long, value_name = "SECS")]
+        reply_timeout: Option<f64>,
         #[command(flatten)]
         common: CommonArgs,
         /// The client command and its arguments.
@@ -140,7 +141,8 @@ pub enum TargetArgs {
 pub struct CommonArgs {
     #[arg(short = 'w', long, value_enum, default_value = "list-append")]
     pub workload: WorkloadKind,
-    /// Number of transactions (default 1000 when --time-limit is not given).
+    /// Number of transactions to generate (default 1000 when --time-limit is
+    /// not given); --retries adds attempts, not transactions.
     #[arg(short = 'n', long)]
     pub txns: Option<u64>,
     /// Stop issuing transactions after this many seconds.
@@ -168,6 +170,20 @@ pub struct CommonArgs {
     /// Limit on transactions per second, over all clients.
     #[arg(long)]
     pub rate: Option<f64>,
+    /// Seconds a transaction may take [default: 10]. Then isolde interrupts
+    /// it: if the database says it rolled back, it is recorded fail;
+    /// otherwise info, the connection (or exec's client program) is dropped
+    /// and the worker continues as a new process. Also bounds each
+    /// connection attempt (to at least 5 s), so a server that stops
+    /// answering cannot hang the run. Not for sim.
+    #[arg(long, value_name = "SECS")]
+    pub txn_timeout: Option<f64>,
+    /// Run a transaction the database aborted (fail) again, up to N more
+    /// times, with fresh written values. Every attempt is recorded (invoke
+    /// and fail; the retry a new invoke). -n counts generated transactions,
+    /// not attempts; the summary says how many retries ran. Not for sim.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub retries: u32,
     /// Fraction of keys whose values are drawn from a small domain, so that
     /// values repeat.
     #[arg(long, default_value_t = 0.0)]
@@ -311,6 +327,11 @@ impl CommonArgs {
             None => None,
         };
         Ok(Plan {
+            txn_timeout: match self.txn_timeout {
+                Some(t) => secs("--txn-timeout", t)?,
+                None => driver::DEFAULT_TXN_TIMEOUT,
+            },
+            retries: self.retries,
             processes: self.processes,
             txns: self.txns.or(if time_limit.is_none() {
                 Some(1000)
@@ -400,21 +421,33 @@ pub struct Recorded {
     pub notes: Vec<String>,
     /// Failed transactions by cause (the database's error code).
     pub fail_causes: BTreeMap<String, u64>,
+    /// Attempts beyond the first of a transaction (`--retries`).
+    pub retries: u64,
 }
 
 /// Longest a target's setup may take when its own timeouts do not fire (a
 /// server that accepts the connection and never answers).
 const SETUP_LIMIT: Duration = Duration::from_secs(30);
 
+/// Runs `f(t)` on a thread of its own, which the caller may abandon; its
+/// result arrives on the receiver.
+fn on_own_thread<R: Send + 'static>(
+    t: &Arc<dyn Target>,
+    f: impl FnOnce(&dyn Target) -> R + Send + 'static,
+) -> std::sync::mpsc::Receiver<R> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = Arc::clone(t);
+    std::thread::spawn(move || {
+        let _ = tx.send(f(t.as_ref()));
+    });
+    rx
+}
+
 /// Runs `t.setup()` on its own thread so that Ctrl-C, or a server that never
 /// answers, cannot hang the run before it starts (the thread is abandoned:
 /// the process ends soon after).
 fn guarded_setup(t: &Arc<dyn Target>) -> Result<(), RunError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let worker = Arc::clone(t);
-    std::thread::spawn(move || {
-        let _ = tx.send(worker.setup());
-    });
+    let rx = on_own_thread(t, |t| t.setup());
     let started = Instant::now();
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
@@ -446,6 +479,16 @@ fn guarded_setup(t: &Arc<dyn Target>) -> Result<(), RunError> {
     }
 }
 
+/// Drops the run's tables on a thread of its own: a server that stopped
+/// answering, or locks an abandoned transaction still holds, must not hold
+/// the run past `limit`.
+fn guarded_teardown(t: &Arc<dyn Target>, limit: Duration) -> anyhow::Result<()> {
+    match on_own_thread(t, |t| t.teardown()).recv_timeout(limit) {
+        Ok(result) => result,
+        Err(_) => anyhow::bail!("no answer within {limit:?}; the run's table is left behind"),
+    }
+}
+
 /// Runs the workload and records the history; does not check it.
 pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     let common = args.target.common();
@@ -456,7 +499,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
             .unwrap_or(0)
     });
     let gen_opts = common.gen_options(seed)?;
-    let plan = common.plan()?;
+    let mut plan = common.plan()?;
     args.target.default_model()?;
     let path = common.out.clone().unwrap_or_else(default_history_path);
     let id = run_id();
@@ -468,6 +511,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     let mut warnings = vec![];
     let mut notes = vec![];
     let mut fail_causes = BTreeMap::new();
+    let mut retries = 0;
     let record_error = |e: std::io::Error| RunError::Record {
         path: path.display().to_string(),
         source: e,
@@ -475,8 +519,12 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     let rec;
     match &args.target {
         TargetArgs::Sim { isolation, bug, .. } => {
-            if plan.fault.is_some() || plan.rate.is_some() {
-                let msg = "--fault and --rate do not apply to sim (its time is virtual)";
+            if plan.fault.is_some()
+                || plan.rate.is_some()
+                || common.txn_timeout.is_some()
+                || plan.retries > 0
+            {
+                let msg = "--fault, --rate, --txn-timeout and --retries do not apply to sim (its time is virtual)";
                 return Err(RunError::Option(msg.into()).into());
             }
             rec =
@@ -507,13 +555,10 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         temp_db = Some(f.clone());
                         f
                     });
-                    Arc::new(SqliteTarget::new(
-                        file,
-                        *begin,
-                        *journal,
-                        common.workload,
-                        &id,
-                    ))
+                    Arc::new(
+                        SqliteTarget::new(file, *begin, *journal, common.workload, &id)
+                            .with_txn_timeout(plan.txn_timeout),
+                    )
                 }
                 TargetArgs::Postgres {
                     url,
@@ -532,7 +577,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         common.workload,
                         &id,
                     )
-                    .map_err(|e| RunError::Option(format!("{e:#}")))?,
+                    .map_err(|e| RunError::Option(format!("{e:#}")))?
+                    .with_txn_timeout(plan.txn_timeout),
                 ),
                 TargetArgs::Mysql {
                     url,
@@ -549,29 +595,41 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         common.workload,
                         &id,
                     )
-                    .map_err(|e| RunError::Option(format!("{e:#}")))?,
+                    .map_err(|e| RunError::Option(format!("{e:#}")))?
+                    .with_txn_timeout(plan.txn_timeout),
                 ),
                 TargetArgs::Exec {
                     command,
                     reply_timeout,
                     ..
-                } => Arc::new(ExecTarget::new(
-                    command.clone(),
-                    common.workload,
-                    &id,
-                    secs("--reply-timeout", *reply_timeout)?,
-                )),
+                } => {
+                    let timeout = match (reply_timeout, common.txn_timeout) {
+                        (Some(_), Some(_)) => {
+                            let msg = "--reply-timeout is the old name of --txn-timeout: give one";
+                            return Err(RunError::Option(msg.into()).into());
+                        }
+                        (Some(r), None) => secs("--reply-timeout", *r)?,
+                        _ => plan.txn_timeout,
+                    };
+                    plan.txn_timeout = timeout;
+                    Arc::new(ExecTarget::new(
+                        command.clone(),
+                        common.workload,
+                        &id,
+                        timeout,
+                    ))
+                }
                 TargetArgs::Sim { .. } => unreachable!("handled above"),
             };
             guarded_setup(&t)?;
             notes = t.notes();
             rec = Recorder::create(&path, Clock::Real(Instant::now())).map_err(record_error)?;
-            let stats =
-                driver::run_threaded(t.as_ref(), &plan, Generator::new(gen_opts), &rec, &progress);
+            let stats = driver::run_threaded(&t, &plan, Generator::new(gen_opts), &rec, &progress);
             faults = stats.faults.ran;
             warnings = stats.warnings;
             fail_causes = stats.fail_causes;
-            if let Err(e) = t.teardown() {
+            retries = stats.retries;
+            if let Err(e) = guarded_teardown(&t, plan.txn_timeout + driver::INTERRUPT_GRACE) {
                 warnings.push(format!("cleanup failed: {e:#}"));
             }
             if let Some(f) = temp_db {
@@ -594,6 +652,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
         warnings,
         notes,
         fail_causes,
+        retries,
     })
 }
 
@@ -650,6 +709,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         secs,
         (c.ok + c.fail + c.info) as f64 / secs.max(1e-9),
     );
+    if common.retries > 0 {
+        summary += &format!(", {} of them retries", r.retries);
+    }
     if !r.fail_causes.is_empty() {
         let causes: Vec<String> = r
             .fail_causes

@@ -16,9 +16,20 @@ pub enum Completion {
     Info(String),
 }
 
+/// Stops the transaction a [`Client`] is running, from another thread (the
+/// driver calls it when the transaction overruns `--txn-timeout`). The
+/// interrupted call should then return `Fail` if the transaction certainly
+/// did not commit, else `Info`.
+pub type Interrupter = Box<dyn FnOnce() + Send>;
+
 /// A connection that runs transactions.
 pub trait Client: Send {
     fn execute(&mut self, txn: &[Mop]) -> Completion;
+    /// A way to interrupt `execute` from another thread, if the client has
+    /// one; without it, the driver abandons a client that overruns.
+    fn interrupter(&self) -> Option<Interrupter> {
+        None
+    }
 }
 
 /// A database under test.
@@ -121,6 +132,11 @@ impl Unavailable {
     /// Stands in for `target` (e.g. `postgres`), built with `feature`.
     pub fn new(target: &'static str, feature: &'static str) -> Unavailable {
         Unavailable { target, feature }
+    }
+
+    /// As the real targets' method of that name (nothing to bound here).
+    pub fn with_txn_timeout(self, _: std::time::Duration) -> Unavailable {
+        self
     }
 
     fn error(&self) -> anyhow::Error {

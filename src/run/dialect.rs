@@ -142,6 +142,11 @@ impl PgDialect {
     ///   unknown even under 40001 ("Operation expired: Transaction ...
     ///   expired or aborted by a conflict", yugabyte-db issues 5228, 11994):
     ///   the client did not hear the transaction status tablet's decision.
+    /// - 57014 (query canceled: `--txn-timeout`'s cancel request, or the
+    ///   `statement_timeout` backstop) on a statement: the server aborts the
+    ///   whole transaction on any error and isolde sends no COMMIT after one,
+    ///   so it never commits. At COMMIT the cancel may have come too late:
+    ///   unknown.
     /// - Anything else (timeouts, shutdowns, unexpected errors): unknown.
     pub fn classify(self, sqlstate: Option<&str>, message: &str, phase: Phase) -> Outcome {
         let Some(code) = sqlstate else {
@@ -151,6 +156,13 @@ impl PgDialect {
             && (code == "40003" || (self == PgDialect::Yugabytedb && expired_or_timed_out(message)))
         {
             return Outcome::Info;
+        }
+        if code == "57014" {
+            return if phase == Phase::Statement {
+                Outcome::Fail
+            } else {
+                Outcome::Info
+            };
         }
         if code.starts_with("40") || code.starts_with("23") || code == "55P03" {
             Outcome::Fail

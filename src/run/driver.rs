@@ -1,8 +1,15 @@
 //! The threaded driver for real databases: one OS thread and one connection
 //! per client, a shared generator, an optional rate limit and fault injector,
 //! and a final read of every key touched.
+//!
+//! No database can hang a run: each connection lives on a thread of its own
+//! (a `Session`), and the worker waits for it only until the transaction
+//! timeout. Then it asks the client to interrupt the transaction (PostgreSQL's
+//! cancel request, SQLite's interrupt), waits [`INTERRUPT_GRACE`] for the
+//! answer, and otherwise records `info` and abandons the thread: it ends when
+//! its call returns, or with the process.
 
-use super::client::{Completion, Target};
+use super::client::{Completion, Interrupter, Target};
 use super::fault::{self, FaultStats};
 use super::generator::Generator;
 use super::progress::Progress;
@@ -10,8 +17,9 @@ use super::recorder::Recorder;
 use super::Txn;
 use crate::history::Outcome;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
@@ -40,9 +48,22 @@ pub fn interrupted() -> bool {
 const RECONNECT_GIVE_UP: Duration = Duration::from_secs(60);
 /// Attempts at the final read.
 const FINAL_READ_ATTEMPTS: u32 = 8;
+/// The final read gives up after this long (or the transaction timeout plus
+/// grace, if longer), so that a dead server cannot hold the run.
+const FINAL_READ_BUDGET: Duration = Duration::from_secs(2);
+/// How long a worker waits, after interrupting a transaction that overran
+/// its timeout, for the client to report how it ended (a cancelled statement
+/// is a definite abort) before calling it `info`.
+pub const INTERRUPT_GRACE: Duration = Duration::from_secs(1);
+/// `--txn-timeout` when not given.
+pub const DEFAULT_TXN_TIMEOUT: Duration = Duration::from_secs(10);
+/// Least time a worker gives a connection attempt (more if `--txn-timeout`
+/// is longer): a short transaction timeout must not make every connection to
+/// a distant server fail. A stopping run gives up on connecting at once.
+const MIN_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How to drive the clients.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Plan {
     pub processes: u32,
     /// Stop after this many transactions (the final read not counted).
@@ -52,6 +73,25 @@ pub struct Plan {
     pub rate: Option<f64>,
     /// Shell command and interval of the fault injector.
     pub fault: Option<(String, Duration)>,
+    /// Longest a transaction may take before the worker gives up on it (a
+    /// connection attempt: this or 5 s, whichever is longer).
+    pub txn_timeout: Duration,
+    /// Extra attempts for a transaction that failed (certainly aborted).
+    pub retries: u32,
+}
+
+impl Default for Plan {
+    fn default() -> Self {
+        Plan {
+            processes: 1,
+            txns: None,
+            time_limit: None,
+            rate: None,
+            fault: None,
+            txn_timeout: DEFAULT_TXN_TIMEOUT,
+            retries: 0,
+        }
+    }
 }
 
 /// What happened besides the history.
@@ -62,10 +102,109 @@ pub struct DriverStats {
     pub warnings: Vec<String>,
     /// Failed transactions by cause (the database's error code).
     pub fail_causes: BTreeMap<String, u64>,
+    /// Attempts beyond the first (`--retries`); each is in the history.
+    pub retries: u64,
+}
+
+/// A client on a thread of its own, which the worker can abandon when it
+/// stops answering. Dropping the session ends the thread once its current
+/// call returns (and the client with it: connection closed, child killed).
+struct Session {
+    requests: Sender<Txn>,
+    replies: Receiver<Completion>,
+    interrupter: Option<Interrupter>,
+}
+
+impl Session {
+    /// Connects on a new thread; gives up after `timeout`, or early when
+    /// `stop()` turns true.
+    fn open(
+        target: &Arc<dyn Target>,
+        worker: u32,
+        timeout: Duration,
+        stop: impl Fn() -> bool,
+    ) -> anyhow::Result<Session> {
+        let (requests, request_rx) = mpsc::channel::<Txn>();
+        let (reply_tx, replies) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let target = Arc::clone(target);
+        std::thread::spawn(move || {
+            let mut client = match target.connect(worker) {
+                Ok(c) => c,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            if ready_tx.send(Ok(client.interrupter())).is_err() {
+                return;
+            }
+            for txn in request_rx {
+                if reply_tx.send(client.execute(&txn)).is_err() {
+                    return;
+                }
+            }
+        });
+        let started = Instant::now();
+        loop {
+            match ready_rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(Ok(interrupter)) => {
+                    return Ok(Session {
+                        requests,
+                        replies,
+                        interrupter,
+                    })
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(RecvTimeoutError::Disconnected) => anyhow::bail!("the client panicked"),
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if started.elapsed() >= timeout {
+                anyhow::bail!("no connection within {timeout:?}");
+            }
+            if stop() {
+                anyhow::bail!("stopped while connecting");
+            }
+        }
+    }
+
+    /// Runs `txn`, waiting at most `timeout` (plus [`INTERRUPT_GRACE`] once
+    /// interrupted). Returns how it ended and whether this session may run
+    /// another transaction: not after an interrupt, which might otherwise
+    /// arrive late and hit the next one.
+    fn execute(&mut self, txn: &Txn, timeout: Duration) -> (Completion, bool) {
+        if self.requests.send(txn.clone()).is_err() {
+            return (Completion::Info("the client thread ended".into()), false);
+        }
+        match self.replies.recv_timeout(timeout) {
+            Ok(c) => return (c, true),
+            Err(RecvTimeoutError::Disconnected) => {
+                return (Completion::Info("the client panicked".into()), false)
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        if let Some(interrupt) = self.interrupter.take() {
+            // On a thread of its own: a cancel request to a server that
+            // stopped answering may block too.
+            std::thread::spawn(interrupt);
+        }
+        match self.replies.recv_timeout(INTERRUPT_GRACE) {
+            Ok(c) => (c, false),
+            Err(RecvTimeoutError::Disconnected) => {
+                (Completion::Info("the client panicked".into()), false)
+            }
+            Err(RecvTimeoutError::Timeout) => (
+                Completion::Info(format!(
+                    "no answer within {timeout:?} (--txn-timeout); connection abandoned"
+                )),
+                false,
+            ),
+        }
+    }
 }
 
 struct Shared<'a> {
-    target: &'a dyn Target,
+    target: &'a Arc<dyn Target>,
     plan: &'a Plan,
     rec: &'a Recorder,
     progress: &'a Progress,
@@ -75,6 +214,7 @@ struct Shared<'a> {
     max_process: AtomicI64,
     warnings: Mutex<Vec<String>>,
     fail_causes: Mutex<BTreeMap<String, u64>>,
+    retries: AtomicU64,
 }
 
 impl Shared<'_> {
@@ -105,12 +245,14 @@ impl Shared<'_> {
         Some((g.0.next_txn(), slot))
     }
 
-    /// Runs one transaction and records it; returns its outcome.
-    fn run_one(&self, client: &mut dyn super::client::Client, process: i64, txn: &Txn) -> Outcome {
+    /// Runs one transaction and records it; returns its outcome and whether
+    /// the session may run another.
+    fn run_one(&self, session: &mut Session, process: i64, txn: &Txn) -> (Outcome, bool) {
         self.max_process.fetch_max(process, Ordering::Relaxed);
         self.rec.invoke(process, txn);
         self.progress.invoked();
-        let (outcome, value, error) = match client.execute(txn) {
+        let (completion, keep) = session.execute(txn, self.plan.txn_timeout);
+        let (outcome, value, error) = match completion {
             Completion::Ok(done) => (Outcome::Ok, done, None),
             Completion::Fail(e) => {
                 *self
@@ -126,15 +268,16 @@ impl Shared<'_> {
         self.rec
             .complete(process, outcome, &value, error.as_deref());
         self.progress.completed(outcome);
-        outcome
+        (outcome, keep)
     }
 
     /// Connects with exponential backoff; `None` when stopping or giving up.
-    fn connect(&self, worker: u32) -> Option<Box<dyn super::client::Client>> {
+    fn connect(&self, worker: u32) -> Option<Session> {
         let mut backoff = Duration::from_millis(50);
         let first_failure = Instant::now();
         loop {
-            match self.target.connect(worker) {
+            let timeout = self.plan.txn_timeout.max(MIN_CONNECT_TIMEOUT);
+            match Session::open(self.target, worker, timeout, || self.should_stop()) {
                 Ok(c) => return Some(c),
                 Err(e) => {
                     if first_failure.elapsed() >= RECONNECT_GIVE_UP {
@@ -157,33 +300,58 @@ impl Shared<'_> {
     fn worker(&self, w: u32) {
         let p = self.plan.processes as i64;
         let mut process = w as i64;
-        let mut client = None;
+        let mut session = None;
+        // A transaction that failed, to try again, and the retries it has left.
+        let mut retry: Option<(Txn, u32)> = None;
         while !self.should_stop() {
-            if client.is_none() {
-                client = self.connect(w);
-                if client.is_none() {
+            if session.is_none() {
+                session = self.connect(w);
+                if session.is_none() {
                     return;
                 }
             }
-            let Some((txn, slot)) = self.next_txn() else {
-                return;
-            };
-            if let Some(rate) = self.plan.rate {
-                let due = self.started + Duration::from_secs_f64(slot as f64 / rate);
-                if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                    self.nap(wait);
-                    if self.should_stop() {
+            let (txn, retries_left) = match retry.take() {
+                Some(r) => r,
+                None => {
+                    let Some((txn, slot)) = self.next_txn() else {
                         return;
+                    };
+                    if let Some(rate) = self.plan.rate {
+                        let due = self.started + Duration::from_secs_f64(slot as f64 / rate);
+                        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                            self.nap(wait);
+                            if self.should_stop() {
+                                return;
+                            }
+                        }
                     }
+                    (txn, self.plan.retries)
                 }
+            };
+            let s = session.as_mut().expect("connected above");
+            let (outcome, keep) = self.run_one(s, process, &txn);
+            if !keep || outcome == Outcome::Info {
+                session = None;
             }
-            let c = client.as_mut().expect("connected above");
-            if self.run_one(c.as_mut(), process, &txn) == Outcome::Info {
+            match outcome {
                 // Jepsen's rule: a process with an operation of unknown
                 // outcome never runs another; this thread continues as a new
                 // process, on a new connection.
-                process += p;
-                client = None;
+                Outcome::Info => process += p,
+                // Certainly aborted: the same micro-ops again, as a new
+                // invocation of the same process. Written values are fresh,
+                // so that no value is both failed and committed.
+                Outcome::Fail if retries_left > 0 => {
+                    let again = self
+                        .gen
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                        .with_fresh_values(&txn);
+                    self.retries.fetch_add(1, Ordering::Relaxed);
+                    retry = Some((again, retries_left - 1));
+                }
+                _ => {}
             }
         }
     }
@@ -197,18 +365,24 @@ impl Shared<'_> {
         if txn.is_empty() {
             return;
         }
+        let started = Instant::now();
+        let budget = FINAL_READ_BUDGET.max(self.plan.txn_timeout + INTERRUPT_GRACE);
         for attempt in 0..FINAL_READ_ATTEMPTS {
             // Not `self.connect`: the time limit has passed by now, and the
             // database may still be coming back from the last fault.
-            match self.target.connect(self.plan.processes) {
-                Ok(mut client) => {
+            let left = budget.saturating_sub(started.elapsed());
+            match Session::open(self.target, self.plan.processes, left, || false) {
+                Ok(mut session) => {
                     let process = self.max_process.load(Ordering::Relaxed) + 1;
-                    if self.run_one(client.as_mut(), process, &txn) == Outcome::Ok {
+                    if self.run_one(&mut session, process, &txn).0 == Outcome::Ok {
                         return;
                     }
                 }
                 Err(_) if INTERRUPTS.load(Ordering::Relaxed) > 1 => break,
                 Err(_) => {}
+            }
+            if started.elapsed() >= budget {
+                break;
             }
             std::thread::sleep(Duration::from_millis(100 << attempt.min(4)));
         }
@@ -222,7 +396,7 @@ impl Shared<'_> {
 /// Runs the workload on `plan.processes` threads until the transaction budget
 /// or time limit is spent (or Ctrl-C), then runs the final read.
 pub fn run_threaded(
-    target: &dyn Target,
+    target: &Arc<dyn Target>,
     plan: &Plan,
     gen: Generator,
     rec: &Recorder,
@@ -238,6 +412,7 @@ pub fn run_threaded(
         max_process: AtomicI64::new(plan.processes as i64 - 1),
         warnings: Mutex::new(vec![]),
         fail_causes: Mutex::new(BTreeMap::new()),
+        retries: AtomicU64::new(0),
     };
     let faults_done = AtomicBool::new(false);
     let mut faults = FaultStats::default();
@@ -271,5 +446,167 @@ pub fn run_threaded(
             .fail_causes
             .into_inner()
             .unwrap_or_else(|p| p.into_inner()),
+        retries: shared.retries.into_inner(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::client::Client;
+    use crate::run::Mop;
+
+    /// How the fake client behaves.
+    #[derive(Clone, Copy)]
+    enum Behaviour {
+        /// Commits at once.
+        Quick,
+        /// Blocks until interrupted, then reports a rollback.
+        StuckUntilInterrupted,
+        /// Blocks and offers no interrupter.
+        StuckForever,
+        Panics,
+    }
+
+    struct Fake(Behaviour);
+
+    struct FakeClient {
+        behaviour: Behaviour,
+        interrupted: Arc<AtomicBool>,
+    }
+
+    impl Client for FakeClient {
+        fn execute(&mut self, txn: &[Mop]) -> Completion {
+            match self.behaviour {
+                Behaviour::Quick => Completion::Ok(txn.to_vec()),
+                Behaviour::StuckUntilInterrupted => {
+                    while !self.interrupted.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Completion::Fail("cancelled".into())
+                }
+                Behaviour::StuckForever => {
+                    std::thread::sleep(Duration::from_secs(3600));
+                    Completion::Ok(txn.to_vec())
+                }
+                Behaviour::Panics => panic!("a client bug"),
+            }
+        }
+
+        fn interrupter(&self) -> Option<Interrupter> {
+            let flag = Arc::clone(&self.interrupted);
+            match self.behaviour {
+                Behaviour::StuckForever => None,
+                _ => Some(Box::new(move || flag.store(true, Ordering::SeqCst))),
+            }
+        }
+    }
+
+    impl Target for Fake {
+        fn describe(&self) -> String {
+            "fake".into()
+        }
+        fn setup(&self) -> anyhow::Result<()> {
+            Ok(())
+        }
+        fn connect(&self, _: u32) -> anyhow::Result<Box<dyn Client>> {
+            Ok(Box::new(FakeClient {
+                behaviour: self.0,
+                interrupted: Arc::new(AtomicBool::new(false)),
+            }))
+        }
+        fn teardown(&self) -> anyhow::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Runs one transaction on a new session of `b` with a 100 ms timeout.
+    fn run(b: Behaviour) -> (Completion, bool, Duration) {
+        let target: Arc<dyn Target> = Arc::new(Fake(b));
+        let mut s = Session::open(&target, 0, Duration::from_secs(5), || false).unwrap();
+        let started = Instant::now();
+        let (c, keep) = s.execute(&vec![Mop::Append(1, 1)], Duration::from_millis(100));
+        (c, keep, started.elapsed())
+    }
+
+    #[test]
+    fn a_quick_transaction_keeps_its_session() {
+        let (c, keep, _) = run(Behaviour::Quick);
+        assert_eq!(c, Completion::Ok(vec![Mop::Append(1, 1)]));
+        assert!(keep);
+    }
+
+    #[test]
+    fn an_interrupted_transaction_reports_how_it_ended_and_drops_the_session() {
+        let (c, keep, took) = run(Behaviour::StuckUntilInterrupted);
+        assert_eq!(c, Completion::Fail("cancelled".into()));
+        assert!(
+            !keep,
+            "a late interrupt must not reach the next transaction"
+        );
+        assert!(
+            took < Duration::from_millis(100) + INTERRUPT_GRACE,
+            "{took:?}"
+        );
+    }
+
+    #[test]
+    fn a_transaction_that_never_answers_is_info_after_the_grace() {
+        let (c, keep, took) = run(Behaviour::StuckForever);
+        assert!(
+            matches!(&c, Completion::Info(m) if m.contains("--txn-timeout")),
+            "{c:?}"
+        );
+        assert!(!keep);
+        assert!(
+            took >= Duration::from_millis(100) + INTERRUPT_GRACE,
+            "{took:?}"
+        );
+        assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+
+    #[test]
+    fn a_client_that_panics_is_info() {
+        let (c, keep, _) = run(Behaviour::Panics);
+        assert!(
+            matches!(&c, Completion::Info(m) if m.contains("panicked")),
+            "{c:?}"
+        );
+        assert!(!keep);
+    }
+
+    /// A connection attempt that never returns is given up at the timeout,
+    /// or at once when the run stops.
+    #[test]
+    fn a_connection_that_never_opens_is_given_up() {
+        struct Silent;
+        impl Target for Silent {
+            fn describe(&self) -> String {
+                "silent".into()
+            }
+            fn setup(&self) -> anyhow::Result<()> {
+                Ok(())
+            }
+            fn connect(&self, _: u32) -> anyhow::Result<Box<dyn Client>> {
+                std::thread::sleep(Duration::from_secs(3600));
+                anyhow::bail!("unreachable")
+            }
+            fn teardown(&self) -> anyhow::Result<()> {
+                Ok(())
+            }
+        }
+        let target: Arc<dyn Target> = Arc::new(Silent);
+        let started = Instant::now();
+        let e = Session::open(&target, 0, Duration::from_millis(200), || false)
+            .err()
+            .expect("no session");
+        assert!(e.to_string().contains("no connection within"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let started = Instant::now();
+        let e = Session::open(&target, 0, Duration::from_secs(60), || true)
+            .err()
+            .expect("no session");
+        assert!(e.to_string().contains("stopped"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(2));
     }
 }

@@ -106,6 +106,9 @@ pub struct Generator {
     /// Keys that appeared in some transaction, in order of first use.
     touched: Vec<Key>,
     touched_set: rustc_hash::FxHashSet<Key>,
+    /// Keys that left the window: writes so far and whether values repeat
+    /// (for [`Generator::with_fresh_values`]).
+    retired: rustc_hash::FxHashMap<Key, (u32, bool)>,
 }
 
 impl Generator {
@@ -120,6 +123,7 @@ impl Generator {
             next_key: 0,
             touched: Vec::new(),
             touched_set: Default::default(),
+            retired: Default::default(),
             rng: rng.fork(),
             opts,
         };
@@ -161,7 +165,9 @@ impl Generator {
             }
             if self.slots[i].writes >= self.slots[i].budget {
                 // Retire this key and pick again, as Elle does.
-                self.slots[i] = self.fresh_slot();
+                let fresh = self.fresh_slot();
+                let old = std::mem::replace(&mut self.slots[i], fresh);
+                self.retired.insert(old.key, (old.writes, old.duplicates));
                 continue;
             }
             let slot = &mut self.slots[i];
@@ -179,6 +185,39 @@ impl Generator {
             });
         }
         txn
+    }
+
+    /// `txn` (a retry of a failed attempt) with every written value
+    /// replaced by a fresh one for its key: a value written by both a failed
+    /// and a committed attempt would make a read of it look like an aborted
+    /// read.
+    pub fn with_fresh_values(&mut self, txn: &Txn) -> Txn {
+        txn.iter()
+            .map(|m| match *m {
+                Mop::Append(k, _) => Mop::Append(k, self.fresh_value(k)),
+                Mop::Write(k, _) => Mop::Write(k, self.fresh_value(k)),
+                ref read => read.clone(),
+            })
+            .collect()
+    }
+
+    /// The next value for key `k`, in or out of the window. A key in the
+    /// window may go over its write budget by its retries.
+    fn fresh_value(&mut self, k: Key) -> Value {
+        let (writes, dup) = match self.slots.iter_mut().find(|s| s.key == k) {
+            Some(slot) => (&mut slot.writes, slot.duplicates),
+            None => {
+                let (w, d) = self.retired.entry(k).or_insert((0, false));
+                (w, *d)
+            }
+        };
+        *writes += 1;
+        let count = *writes;
+        if dup {
+            1 + self.value_sampler.sample(&mut self.rng) as Value
+        } else {
+            count as Value
+        }
     }
 
     fn touch(&mut self, k: Key) {

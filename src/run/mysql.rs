@@ -114,6 +114,9 @@ pub struct MyTarget {
     session_vars: Vec<(String, String)>,
     workload: WorkloadKind,
     table: String,
+    /// `innodb_lock_wait_timeout` and `lock_wait_timeout` of every session:
+    /// `--txn-timeout` rounded up to whole seconds (the variables' unit).
+    lock_wait_secs: u64,
 }
 
 #[cfg(feature = "run-mysql")]
@@ -158,7 +161,24 @@ impl MyTarget {
             session_vars,
             workload,
             table: table_name(workload, run_id),
-        })
+            lock_wait_secs: 50,
+        }
+        .with_txn_timeout(super::driver::DEFAULT_TXN_TIMEOUT))
+    }
+
+    /// Bounds each transaction by `t` (`--txn-timeout`): a row or metadata
+    /// lock wait ends with error 1205 (a definite abort once rolled back) after `t` rounded
+    /// up to a second, and a server that stops answering makes a read or
+    /// write fail (unknown outcome) a grace period after that. The driver
+    /// abandons the connection at `t` plus the grace in any case.
+    pub fn with_txn_timeout(mut self, t: Duration) -> Self {
+        self.lock_wait_secs = t.as_secs() + u64::from(t.subsec_nanos() > 0);
+        let io = Duration::from_secs(self.lock_wait_secs) + 2 * super::driver::INTERRUPT_GRACE;
+        self.opts = OptsBuilder::from_opts(self.opts)
+            .read_timeout(Some(io))
+            .write_timeout(Some(io))
+            .into();
+        self
     }
 }
 
@@ -234,6 +254,13 @@ impl MyTarget {
         conn.query_drop(format!(
             "SET SESSION TRANSACTION ISOLATION LEVEL {}",
             self.level.sql()
+        ))
+        .map_err(db)?;
+        // Row locks (InnoDB's timeout) and metadata locks, e.g. another
+        // session's LOCK TABLES (the server's, a day or a year by default).
+        conn.query_drop(format!(
+            "SET SESSION innodb_lock_wait_timeout = {n}, lock_wait_timeout = {n}",
+            n = self.lock_wait_secs.max(1)
         ))
         .map_err(db)?;
         let version = self.version.get().map_or("", String::as_str);

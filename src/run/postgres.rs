@@ -86,6 +86,8 @@ pub struct PgTarget {
     version: OnceLock<String>,
     workload: WorkloadKind,
     table: String,
+    /// `--txn-timeout`: the driver cancels a transaction that overruns it.
+    txn_timeout: Duration,
 }
 
 /// `host:port` of a PostgreSQL config, for messages.
@@ -161,7 +163,17 @@ impl PgTarget {
             version: OnceLock::new(),
             workload,
             table: table_name(workload, run_id),
+            txn_timeout: super::driver::DEFAULT_TXN_TIMEOUT,
         })
+    }
+
+    /// Sets `--txn-timeout`. The driver cancels an overrunning transaction
+    /// itself; the server's `statement_timeout` (the timeout plus the grace)
+    /// also ends statements of a session the driver abandoned, so that it
+    /// does not hold locks for long.
+    pub fn with_txn_timeout(mut self, t: Duration) -> Self {
+        self.txn_timeout = t;
+        self
     }
 }
 
@@ -237,6 +249,12 @@ impl Target for PgTarget {
             )
             .map_err(db)?;
         }
+        let backstop = (self.txn_timeout + super::driver::INTERRUPT_GRACE).as_millis();
+        conn.execute(
+            "SELECT set_config('statement_timeout', $1, false)",
+            &[&backstop.to_string()],
+        )
+        .map_err(db)?;
         for (name, value) in &self.session_vars {
             conn.execute("SELECT set_config($1, $2, false)", &[name, value])
                 .map_err(|e| anyhow::anyhow!("--session-var {name}={value}: {}", error_text(&e)))?;
@@ -350,5 +368,13 @@ impl Client for PgClient {
                 }
             }
         }
+    }
+
+    /// PostgreSQL's cancel request, on a new connection to the server.
+    fn interrupter(&self) -> Option<super::client::Interrupter> {
+        let token = self.conn.cancel_token();
+        Some(Box::new(move || {
+            let _ = token.cancel_query(NoTls);
+        }))
     }
 }

@@ -55,6 +55,8 @@ pub struct SqliteTarget {
     pub journal: Journal,
     pub workload: WorkloadKind,
     pub table: String,
+    /// Busy timeout of every connection (`--txn-timeout`).
+    pub busy_timeout: Duration,
 }
 
 #[cfg(feature = "run-sqlite")]
@@ -72,14 +74,21 @@ impl SqliteTarget {
             journal,
             workload,
             table: table_name(workload, run_id),
+            busy_timeout: super::driver::DEFAULT_TXN_TIMEOUT,
         }
+    }
+
+    /// Waits for locks up to `t` (`--txn-timeout`).
+    pub fn with_txn_timeout(mut self, t: Duration) -> Self {
+        self.busy_timeout = t;
+        self
     }
 
     fn open(&self) -> rusqlite::Result<Connection> {
         let conn = Connection::open(&self.path)?;
         // Wait for locks rather than failing at once; a busy error after
         // this long is a definite abort (see `classify`).
-        conn.busy_timeout(Duration::from_secs(5))?;
+        conn.busy_timeout(self.busy_timeout)?;
         let mode = match self.journal {
             Journal::Wal => "wal",
             Journal::Delete => "delete",
@@ -128,6 +137,7 @@ impl Target for SqliteTarget {
             read: format!("SELECT v FROM {t} WHERE k = ?1"),
             write,
             workload: self.workload,
+            committing: false,
         }))
     }
 
@@ -145,6 +155,9 @@ struct SqliteClient {
     read: String,
     write: String,
     workload: WorkloadKind,
+    /// Whether the last attempt reached COMMIT (an interrupt there leaves
+    /// the outcome unknown).
+    committing: bool,
 }
 
 #[cfg(feature = "run-sqlite")]
@@ -158,11 +171,17 @@ pub fn is_definite_abort(code: ErrorCode) -> bool {
 }
 
 #[cfg(feature = "run-sqlite")]
-/// Outcome of a failed transaction, given the error and whether the rollback
-/// that followed left the connection outside any transaction.
-pub fn classify(e: &rusqlite::Error, rolled_back: bool) -> Outcome {
+/// Outcome of a failed transaction, given the error, whether it came from
+/// COMMIT, and whether the rollback that followed left the connection outside
+/// any transaction. An interrupt (the driver's `--txn-timeout`) before COMMIT
+/// is a definite abort once rolled back; during COMMIT it is unknown.
+pub fn classify(e: &rusqlite::Error, committing: bool, rolled_back: bool) -> Outcome {
     match e {
-        rusqlite::Error::SqliteFailure(f, _) if rolled_back && is_definite_abort(f.code) => {
+        rusqlite::Error::SqliteFailure(f, _)
+            if rolled_back
+                && (is_definite_abort(f.code)
+                    || (f.code == ErrorCode::OperationInterrupted && !committing)) =>
+        {
             Outcome::Fail
         }
         _ => Outcome::Info,
@@ -172,6 +191,7 @@ pub fn classify(e: &rusqlite::Error, rolled_back: bool) -> Outcome {
 #[cfg(feature = "run-sqlite")]
 impl SqliteClient {
     fn attempt(&mut self, txn: &[Mop]) -> rusqlite::Result<Txn> {
+        self.committing = false;
         self.conn.execute_batch(self.begin)?;
         let mut done = Vec::with_capacity(txn.len());
         for m in txn {
@@ -209,6 +229,7 @@ impl SqliteClient {
                 }
             }
         }
+        self.committing = true;
         self.conn.execute_batch("COMMIT")?;
         Ok(done)
     }
@@ -225,11 +246,16 @@ impl Client for SqliteClient {
                 } else {
                     self.conn.execute_batch("ROLLBACK").is_ok() && self.conn.is_autocommit()
                 };
-                match classify(&e, rolled_back) {
+                match classify(&e, self.committing, rolled_back) {
                     Outcome::Fail => Completion::Fail(e.to_string()),
                     _ => Completion::Info(e.to_string()),
                 }
             }
         }
+    }
+
+    fn interrupter(&self) -> Option<super::client::Interrupter> {
+        let handle = self.conn.get_interrupt_handle();
+        Some(Box::new(move || handle.interrupt()))
     }
 }
