@@ -78,6 +78,16 @@ pub(crate) struct Witness {
 }
 
 impl Witness {
+    /// Keeps `pair` as the witness of `rel`, unless it has one already.
+    fn note(&mut self, rel: Rels, pair: (usize, usize)) {
+        let slot = match rel {
+            Rels::WW => &mut self.ww,
+            Rels::WR => &mut self.wr,
+            _ => &mut self.rw,
+        };
+        slot.get_or_insert(pair);
+    }
+
     pub fn rels(&self) -> Rels {
         let bit = |p: Option<(usize, usize)>, r: Rels| if p.is_some() { r } else { Rels::NONE };
         bit(self.ww, Rels::WW) | bit(self.wr, Rels::WR) | bit(self.rw, Rels::RW)
@@ -107,13 +117,7 @@ pub(crate) fn precedence(ctx: &Ctx) -> Precedence {
         if ta == tb {
             return;
         }
-        let w = edges.entry((ta, tb)).or_default();
-        let slot = match rel {
-            Rels::WW => &mut w.ww,
-            Rels::WR => &mut w.wr,
-            _ => &mut w.rw,
-        };
-        slot.get_or_insert((a, b));
+        edges.entry((ta, tb)).or_default().note(rel, (a, b));
     };
     for i in ctx.projection() {
         let op = &s.ops()[i];
@@ -134,6 +138,49 @@ pub(crate) fn precedence(ctx: &Ctx) -> Precedence {
         }
     }
     Precedence { edges }
+}
+
+/// Every conflict edge of the textbook precedence graph (T1 → T3 in
+/// `w1(x) w2(x) w3(x)` too), with the first witness of each kind: what the
+/// report lists. Per item it keeps each earlier transaction's first read and
+/// first write, so the work is O(ops × transactions per item).
+pub(crate) fn all_conflicts(ctx: &Ctx) -> FxHashMap<(u32, u32), Witness> {
+    let s = ctx.s;
+    // Per item: (txn, its first read, its first write) in order of first access.
+    let mut seen: Vec<Vec<(u32, Option<usize>, Option<usize>)>> = vec![Vec::new(); s.items().len()];
+    let mut edges: FxHashMap<(u32, u32), Witness> = FxHashMap::default();
+    for b in ctx.projection() {
+        let op = &s.ops()[b];
+        let x = op.item.unwrap_or_default() as usize;
+        let tb = ctx.txn[b];
+        let write = op.kind != OpKind::Read;
+        for &(ta, read_a, write_a) in seen[x].iter().filter(|e| e.0 != tb) {
+            // Reads after reads conflict with nothing.
+            let found = if write {
+                [(Rels::WW, write_a), (Rels::RW, read_a)]
+            } else {
+                [(Rels::WR, write_a), (Rels::NONE, None)]
+            };
+            for (rel, a) in found {
+                if let Some(a) = a {
+                    edges.entry((ta, tb)).or_default().note(rel, (a, b));
+                }
+            }
+        }
+        let entry = match seen[x].iter_mut().position(|e| e.0 == tb) {
+            Some(i) => &mut seen[x][i],
+            None => {
+                seen[x].push((tb, None, None));
+                seen[x].last_mut().expect("just pushed")
+            }
+        };
+        if write {
+            entry.2.get_or_insert(b);
+        } else {
+            entry.1.get_or_insert(b);
+        }
+    }
+    edges
 }
 
 fn conflict(ctx: &Ctx, kind: Rels, (a, b): (usize, usize)) -> Conflict {
@@ -172,15 +219,13 @@ pub(crate) fn analyze_with_limit(s: &Schedule, view_limit: usize) -> ScheduleRep
     let ctx = Ctx::new(s);
     let n = ctx.numbers.len();
     let prec = precedence(&ctx);
-    let mut keys: Vec<(u32, u32)> = prec.edges.keys().copied().collect();
+    let conflicts = all_conflicts(&ctx);
+    let mut keys: Vec<(u32, u32)> = conflicts.keys().copied().collect();
     keys.sort_unstable();
-    let edges: Vec<Edge> = keys
-        .iter()
-        .map(|k| edge(&ctx, *k, &prec.edges[k]))
-        .collect();
+    let edges: Vec<Edge> = keys.iter().map(|k| edge(&ctx, *k, &conflicts[k])).collect();
 
     let mut gb = GraphBuilder::with_nodes(n);
-    gb.reserve(keys.len());
+    gb.reserve(prec.edges.len());
     for (&(a, b), w) in &prec.edges {
         gb.add(a, b, w.rels());
     }
