@@ -23,6 +23,9 @@ use std::time::{Duration, Instant};
 
 /// Run a workload against a database, record the history, then check it.
 #[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Exit codes: 0 valid, 1 invalid, 2 bad options, a target that cannot be set up or a client that broke the protocol, 3 unknown, 4 history unreadable, 130 stopped by Ctrl-C (the recorded history is still checked and summarized)."
+)]
 pub struct RunArgs {
     #[command(subcommand)]
     pub target: TargetArgs,
@@ -656,6 +659,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(error_code(&e));
         }
     };
+    print_warnings(&r);
     let summary = summary(args, &r);
     // A run cut short by Ctrl-C is checked, but never exits 0.
     let stopped = |code: i32| {
@@ -776,6 +780,12 @@ fn summary(args: &RunArgs, r: &Recorded) -> String {
     for note in &r.notes {
         summary += &format!("; {note}");
     }
+    summary + &format!("; seed {}; history {}", r.seed, r.path.display())
+}
+
+/// Prints what went wrong besides the transactions: workers that gave up,
+/// a fault command that failed (its status and first lines of stderr).
+fn print_warnings(r: &Recorded) {
     for w in &r.warnings {
         eprintln!("isolde: warning: {w}");
     }
@@ -785,7 +795,6 @@ fn summary(args: &RunArgs, r: &Recorded) -> String {
             r.faults.failed, r.faults.ran
         );
     }
-    summary + &format!("; seed {}; history {}", r.seed, r.path.display())
 }
 
 /// Prints, after the summary, the first finding of each anomaly type as
