@@ -368,32 +368,6 @@ fn statistics(o: &mut String, h: &History) {
     o.push_str("</table>\n");
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::history::read::read_history;
-
-    #[test]
-    fn statistics_count_outcomes_mops_and_latency() {
-        let h = read_history(
-            "{:index 0, :time 1000000, :type :invoke, :process 0, :f :txn, :value [[:append :x 1] [:r :y nil]]}\n\
-             {:index 1, :time 3000000, :type :ok, :process 0, :f :txn, :value [[:append :x 1] [:r :y []]]}\n\
-             {:index 2, :time 4000000, :type :fail, :process 1, :f :txn, :value [[:w :z 2]]}\n"
-                .as_bytes(),
-            "s.edn",
-            None,
-        )
-        .unwrap();
-        let st = Stats::of(&h);
-        assert_eq!((st.txns, st.ok, st.info, st.fail), (2, 1, 0, 1));
-        assert_eq!((st.appends, st.writes, st.reads), (1, 1, 1));
-        assert_eq!(st.processes, 2);
-        assert_eq!(st.span_ns, Some(3_000_000));
-        assert_eq!(st.max_ns, Some(2_000_000));
-        assert_eq!(seconds(2_000_000.0), "2.000 ms");
-    }
-}
-
 /// The top-level page of a report over several histories: one row each,
 /// its verdict and what was found, linked to its own report.
 pub(crate) fn index_page(entries: &[super::dir::Entry]) -> String {
@@ -430,4 +404,30 @@ pub(crate) fn index_page(entries: &[super::dir::Entry]) -> String {
         env!("CARGO_PKG_VERSION")
     );
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::read::read_history;
+
+    #[test]
+    fn statistics_count_outcomes_mops_and_latency() {
+        let h = read_history(
+            "{:index 0, :time 1000000, :type :invoke, :process 0, :f :txn, :value [[:append :x 1] [:r :y nil]]}\n\
+             {:index 1, :time 3000000, :type :ok, :process 0, :f :txn, :value [[:append :x 1] [:r :y []]]}\n\
+             {:index 2, :time 4000000, :type :fail, :process 1, :f :txn, :value [[:w :z 2]]}\n"
+                .as_bytes(),
+            "s.edn",
+            None,
+        )
+        .unwrap();
+        let st = Stats::of(&h);
+        assert_eq!((st.txns, st.ok, st.info, st.fail), (2, 1, 0, 1));
+        assert_eq!((st.appends, st.writes, st.reads), (1, 1, 1));
+        assert_eq!(st.processes, 2);
+        assert_eq!(st.span_ns, Some(3_000_000));
+        assert_eq!(st.max_ns, Some(2_000_000));
+        assert_eq!(seconds(2_000_000.0), "2.000 ms");
+    }
 }

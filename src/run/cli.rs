@@ -718,7 +718,8 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         }
     }
     let label = r.path.display().to_string();
-    if !(common.quiet || common.verbose || common.explain) && !report.anomalies.is_empty() {
+    let shown_elsewhere = common.quiet || common.verbose || common.explain;
+    if !(shown_elsewhere || report.anomalies.is_empty()) {
         print_first_findings(&history, &report, &label, common, &models);
     }
     let out = &mut std::io::stdout().lock();
