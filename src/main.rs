@@ -9,7 +9,7 @@ use isolde::cli::{self, exit};
     name = "isolde",
     version,
     about,
-    after_help = "Exit codes: 0 valid, 1 invalid, 2 bad usage, 3 unknown, 4 unreadable input.\n`isolde -m list-append FILE` (no subcommand) works as `isolde check`, like elle-cli."
+    after_help = "Exit codes: 0 valid, 1 invalid, 2 bad usage, 3 unknown, 4 unreadable input; `isolde run` stopped by Ctrl-C: 130.\n`isolde -m list-append FILE` (no subcommand) works as `isolde check`, like elle-cli."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -62,7 +62,25 @@ fn main() {
         refuse_misspelled_subcommand(&args);
         args.insert(1, "check".into());
     }
-    let cli = Cli::parse_from(args);
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `isolde run mariadb`: clap's message, then which target to use.
+            let hint = (e.kind() == clap::error::ErrorKind::InvalidSubcommand
+                && args.get(1).is_some_and(|a| a == "run"))
+            .then(|| {
+                args.get(2)
+                    .and_then(|t| isolde::run::cli::target_hint(&t.to_string_lossy()))
+            })
+            .flatten();
+            if let Some(hint) = hint {
+                let _ = e.print();
+                eprintln!("hint: {hint}");
+                std::process::exit(exit::USAGE);
+            }
+            e.exit()
+        }
+    };
     let result = match &cli.command {
         Command::Check(a) => cli::check::run(a),
         Command::Run(a) => isolde::run::cli::run_command(a),

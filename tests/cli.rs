@@ -142,7 +142,7 @@ fn directory_gets_one_text_file_per_anomaly_type_like_elle() {
     let text = std::fs::read_to_string(dir.join("G1c.txt")).expect("G1c.txt written");
     // Elle's expected file (README): the same words; Elle wraps long op maps
     // with a pretty-printer, so whitespace is compared loosely.
-    let want = "G1c #0\nLet:\n  T1 = {:index 1, :time -1, :type :ok, :process 1, :f nil,\n        :value [[:append :x 2] [:append :y 1]]}\n  T2 = {:index 0, :time -1, :type :ok, :process 0, :f nil,\n        :value [[:append :x 1] [:r :y [1]]]}\n\n\nThen:\n  - T1 < T2, because T2 observed T1's append of 1 to key :y.\n  - However, T2 < T1, because T1 appended 2 after T2 appended 1 to :x: a contradiction!";
+    let want = "G1c #1\nLet:\n  T1 = {:index 1, :time -1, :type :ok, :process 1, :f nil,\n        :value [[:append :x 2] [:append :y 1]]}\n  T2 = {:index 0, :time -1, :type :ok, :process 0, :f nil,\n        :value [[:append :x 1] [:r :y [1]]]}\n\n\nThen:\n  - T1 < T2, because T2 observed T1's append of 1 to key :y.\n  - However, T2 < T1, because T1 appended 2 after T2 appended 1 to :x: a contradiction!";
     let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     assert_eq!(squash(&text), squash(want));
     let _ = std::fs::remove_dir_all(dir);
@@ -511,4 +511,94 @@ fn elle_cli_plot_flags_bound_the_diagrams() {
     let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
     assert!(page.contains("--plot-timeout reached"), "{page}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `-d` over several histories: one report each, in a subdirectory named
+/// after its file (unique when names repeat), and an index listing every
+/// history with its verdict; the next report into the directory removes
+/// the old one's files and nothing else; a directory isolde did not write
+/// is refused. The n-th finding has the same number in `-x`, the text file
+/// and the page.
+#[test]
+fn directory_with_several_histories_indexes_them_and_replaces_stale_reports() {
+    let root = std::env::temp_dir().join(format!("isolde-cli-multi-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    for sub in ["one", "two", "foreign"] {
+        std::fs::create_dir_all(root.join(sub)).unwrap();
+    }
+    let g1c = root.join("one/h.edn");
+    std::fs::write(
+        &g1c,
+        "{:index 0, :type :ok, :process 0, :value [[:append :x 1] [:r :y [1]]]}\n\
+         {:index 1, :type :ok, :process 1, :value [[:append :x 2] [:append :y 1]]}\n\
+         {:index 2, :type :ok, :process 2, :value [[:r :x [1 2]]]}\n",
+    )
+    .unwrap();
+    let valid = root.join("two/h.edn");
+    std::fs::write(
+        &valid,
+        "{:index 0, :type :ok, :process 0, :value [[:append :x 1]]}\n\
+         {:index 1, :type :ok, :process 1, :value [[:r :x [1]]]}\n",
+    )
+    .unwrap();
+    let bad = root.join("bad.edn");
+    std::fs::write(&bad, "{:index 0, :type\n").unwrap();
+    let dir = root.join("report");
+    let d = dir.to_string_lossy().into_owned();
+    let s = |p: &PathBuf| p.to_string_lossy().into_owned();
+    let o = isolde(&[
+        "check",
+        "-c",
+        "serializable",
+        "-d",
+        &d,
+        &s(&g1c),
+        &s(&valid),
+        &s(&bad),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.ends_with(&format!("report: {d}/index.html\n")), "{err}");
+    let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap_or_default();
+    let index = read("index.html");
+    assert!(index.contains("<a href=\"h.edn/index.html\">"), "{index}");
+    assert!(index.contains("<a href=\"h.edn-2/index.html\">"), "{index}");
+    assert!(
+        index.contains("v-false\">false</span></td><td>G1c</td>"),
+        "{index}"
+    );
+    assert!(index.contains("v-true\">true</span>"), "{index}");
+    assert!(
+        index.contains("bad.edn") && index.contains("not checked"),
+        "{index}"
+    );
+    assert!(read("h.edn/G1c.txt").starts_with("G1c #1\n"));
+    assert!(read("h.edn/index.html").contains("<h3>G1c #1</h3>"));
+    assert!(dir.join("h.edn/G1c/1.svg").exists());
+    assert!(dir.join("h.edn-2/index.html").exists());
+    let x = isolde(&["check", "-x", "-c", "serializable", &s(&g1c)]);
+    assert!(stdout(&x).contains("\nG1c #1\nLet:\n"), "{}", stdout(&x));
+    // A file of the user's beside the report survives the next report;
+    // the old report's files do not.
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let o = isolde(&["check", "-c", "serializable", "-d", &d, &s(&valid)]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("report: {d}/index.html")), "{err}");
+    assert!(!dir.join("h.edn").exists() && !dir.join("h.edn-2").exists());
+    assert!(read("index.html").contains("valid? true"));
+    assert_eq!(read("notes.txt"), "mine");
+    // A non-empty directory that holds no isolde report is refused.
+    let foreign = root.join("foreign");
+    std::fs::write(foreign.join("keep.txt"), "mine").unwrap();
+    let o = isolde(&["check", "-d", &s(&foreign), &s(&valid)]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not empty and not an isolde report"), "{err}");
+    assert!(!foreign.join("index.html").exists());
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("keep.txt")).unwrap(),
+        "mine"
+    );
+    let _ = std::fs::remove_dir_all(&root);
 }

@@ -121,7 +121,7 @@ fn g1c_cycle_diagram_names_its_transactions_and_edges() {
     assert!(texts.contains(&"[:append :y 1]".to_string()), "{texts:?}");
 
     let txt = read(&dir.join("G1c.txt"));
-    assert!(txt.starts_with("G1c #0\nLet:\n  T1 = {:index 1"), "{txt}");
+    assert!(txt.starts_with("G1c #1\nLet:\n  T1 = {:index 1"), "{txt}");
     assert!(txt.contains("a contradiction!"), "{txt}");
 
     let html = page(&dir);

@@ -396,13 +396,15 @@ fn the_summary_says_how_many_attempts_were_retries() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no retry count: {e}"));
     let attempts: u64 = e
-        .split(" txns (")
+        .split(" attempts, ")
         .next()
-        .and_then(|head| head.rsplit(' ').next())
+        .and_then(|head| head.rsplit('(').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no attempt count: {e}"));
     assert!(retries > 0, "{e}");
-    assert!(attempts > 300 + retries, "{e}");
+    // -n counts transactions; every retry is one more attempt.
+    assert_eq!(attempts, 300 + retries, "{e}");
+    assert!(e.contains(": 300 txns ("), "{e}");
 }
 
 /// Ctrl-C once while every client program is stuck: the run does not wait
@@ -465,7 +467,9 @@ fn ctrl_c_during_stuck_transactions_ends_the_run_on_time() {
         std::thread::sleep(Duration::from_millis(20));
     };
     let e = stderr(&o);
-    assert_eq!(o.status.code(), Some(0), "{e}");
+    // A run cut short by Ctrl-C exits 130 whatever its verdict.
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert!(e.contains("(interrupted)"), "{e}");
     let h = isolde::history::read::read_history_file(&out, None)
         .unwrap_or_else(|err| panic!("history unreadable: {err}; {e}"));
     let info = h
@@ -475,4 +479,285 @@ fn ctrl_c_during_stuck_transactions_ends_the_run_on_time() {
         .count();
     assert_eq!(info, 3, "one stuck transaction per client: {e}");
     let _ = std::fs::remove_file(&out);
+}
+
+/// Runs `isolde ARGS` to completion (bounded by `limit`) and keeps whatever
+/// it wrote.
+fn isolde(args: &[&str], limit: Duration) -> Output {
+    let started = Instant::now();
+    let mut child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("isolde runs");
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("isolde {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn sigint(pid: u32) {
+    let kill = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+}
+
+/// Two SIGINTs 30 ms apart (what `timeout -s INT` and some terminals
+/// deliver) are one interrupt: the run finishes its file, checks it, says
+/// "interrupted" and names the history, and exits 130, never 0.
+#[test]
+fn two_quick_interrupts_end_the_run_once_with_summary_and_exit_130() {
+    let out = temp_path("interrupted.jsonl");
+    let out_s = out.display().to_string();
+    let mut child = bin()
+        .args(["run", "sim", "--time-limit", "30", "-q", "-o", &out_s])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    sigint(child.id());
+    std::thread::sleep(Duration::from_millis(30));
+    sigint(child.id());
+    let sent = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            sent.elapsed() < Duration::from_secs(60),
+            "the run did not end after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{e}");
+    assert_eq!(e.matches("isolde: interrupted;").count(), 1, "{e}");
+    assert!(!e.contains("quitting now"), "the second signal quit: {e}");
+    assert!(e.contains("isolde run sim (interrupted): "), "{e}");
+    assert!(
+        e.contains(&format!("history {out_s}; valid (serializable)")),
+        "{e}"
+    );
+    // The history is whole: `isolde check` reads it (valid, exit 0).
+    let c = isolde(
+        &["check", "-m", "list-append", "-c", "serializable", &out_s],
+        Duration::from_secs(120),
+    );
+    assert_eq!(c.status.code(), Some(0), "{}", stderr(&c));
+    let _ = std::fs::remove_file(&out);
+}
+
+/// After the summary, the first finding of each anomaly type as `check -x`
+/// prints it (same text, same number), and how to see them all; `-q` keeps
+/// the summary only. `-n 300` reads as 300 transactions plus the final read.
+#[test]
+fn a_run_shows_the_first_finding_of_each_type_unless_quiet() {
+    let out = temp_path("lost-update.jsonl");
+    let out_s = out.display().to_string();
+    let args = [
+        "run",
+        "sim",
+        "--bug",
+        "lost-update",
+        "-n",
+        "300",
+        "--seed",
+        "1",
+        "-o",
+        &out_s,
+    ];
+    let o = isolde(&args, Duration::from_secs(60));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains("isolde run sim: 300 txns plus the final read (301 ok, 0 fail, 0 info)"),
+        "{e}"
+    );
+    let all = format!("all findings: isolde check -x -m list-append -c serializable {out_s}");
+    assert!(e.contains(&all), "{e}");
+    // Each anomaly type the verdict names is shown, numbered #1.
+    let verdict = e
+        .lines()
+        .find_map(|l| l.split_once("INVALID (serializable): "))
+        .map(|(_, types)| types.to_string())
+        .expect("an INVALID verdict");
+    let x = isolde(
+        &[
+            "check",
+            "-x",
+            "-m",
+            "list-append",
+            "-c",
+            "serializable",
+            &out_s,
+        ],
+        Duration::from_secs(60),
+    );
+    let explained = String::from_utf8_lossy(&x.stdout).into_owned();
+    for kind in verdict.split(", ") {
+        let head = format!("\n{kind} #1\n");
+        let start = e
+            .find(&head)
+            .unwrap_or_else(|| panic!("no {kind} #1 in {e}"));
+        // The block as run printed it, up to the next blank line, is what
+        // `check -x` prints for that finding.
+        let block = &e[start + 1..];
+        let block = &block[..block.find("\n\n").unwrap_or(block.len())];
+        // Less the "(N more ...)" line run adds.
+        let block = match block.rsplit_once('\n') {
+            Some((head, last)) if last.starts_with('(') && last.contains(" more ") => head,
+            _ => block,
+        };
+        assert!(explained.contains(block), "{block}\nnot in\n{explained}");
+    }
+    let q = isolde(&[&args[..], &["-q"]].concat(), Duration::from_secs(60));
+    let qe = stderr(&q);
+    assert_eq!(q.status.code(), Some(1), "{qe}");
+    assert!(qe.contains("INVALID (serializable)"), "{qe}");
+    assert!(!qe.contains(" #1") && !qe.contains("all findings"), "{qe}");
+    let _ = std::fs::remove_file(&out);
+}
+
+#[test]
+fn unknown_targets_and_upper_case_levels_get_help() {
+    let o = isolde(&["run", "mariadb", "-n", "5"], Duration::from_secs(20));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("unrecognized subcommand 'mariadb'"), "{e}");
+    assert!(
+        e.contains("hint: use `isolde run mysql` (MariaDB speaks MySQL's protocol)"),
+        "{e}"
+    );
+    let (o, _) = run(
+        &["sim", "-i", "SNAPSHOT-ISOLATION", "-n", "20", "--seed", "1"],
+        Duration::from_secs(30),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("valid (snapshot-isolation)"), "{e}");
+}
+
+/// A client that answers garbage ends the run at once: the first bad reply
+/// quoted, the history named and kept, exit 2, nothing checked.
+#[test]
+fn an_exec_client_that_breaks_the_protocol_aborts_the_run() {
+    let out = temp_path("garbage.jsonl");
+    let out_s = out.display().to_string();
+    let o = isolde(
+        &[
+            "run",
+            "exec",
+            "-n",
+            "100",
+            "-o",
+            &out_s,
+            "--",
+            "sh",
+            "-c",
+            "while read l; do echo 'not json, garbage'; done",
+        ],
+        Duration::from_secs(30),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(
+            "run aborted: the client broke the protocol: exec: bad reply \"not json, garbage\""
+        ),
+        "{e}"
+    );
+    assert!(e.contains(&format!("history {out_s}; not checked")), "{e}");
+    // Stopped at the first bad replies, not after 100 info.
+    let h = isolde::history::read::read_history_file(&out, None).unwrap();
+    assert!(!h.txns.is_empty() && h.txns.len() <= 20, "{}", h.txns.len());
+    let _ = std::fs::remove_file(&out);
+}
+
+/// A fault command that always fails is counted as failed, not as faults
+/// injected, and a warning shows its exit status and stderr.
+#[cfg(feature = "run-sqlite")]
+#[test]
+fn failing_fault_commands_are_counted_and_shown() {
+    let (o, _) = run(
+        &[
+            "sqlite",
+            "-n",
+            "150",
+            "--rate",
+            "200",
+            "--fault",
+            "echo no such database >&2; exit 3",
+            "--fault-interval",
+            "0.1",
+        ],
+        Duration::from_secs(60),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains(", faults: 0 ok, "), "{e}");
+    assert!(
+        e.contains("warning: the fault command failed")
+            && e.contains("first failure: exit status: 3: no such database"),
+        "{e}"
+    );
+}
+
+#[test]
+fn run_says_where_the_report_went() {
+    let dir = temp_path("run-report");
+    let d = dir.display().to_string();
+    let (o, _) = run(
+        &["sim", "-n", "50", "--seed", "1", "-q", "-d", &d],
+        Duration::from_secs(30),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains(&format!("report: {d}/index.html")), "{e}");
+    assert!(dir.join("index.html").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Without -c, the summary says which model REPEATABLE READ is checked
+/// against on each database, and why they differ.
+#[test]
+fn repeatable_read_runs_say_which_model_and_why() {
+    for (target, url, want) in [
+        (
+            "postgres",
+            PG,
+            "PostgreSQL's REPEATABLE READ is snapshot isolation",
+        ),
+        (
+            "mysql",
+            MY,
+            "MySQL/MariaDB REPEATABLE READ is checked against repeatable-read (Adya's PL-2.99",
+        ),
+    ] {
+        let addr = &url[url.find('@').unwrap() + 1..url.rfind('/').unwrap()];
+        if !server_up(target, addr) {
+            continue;
+        }
+        let (o, _) = run(
+            &[
+                target,
+                "--url",
+                url,
+                "-i",
+                "repeatable-read",
+                "-n",
+                "30",
+                "-q",
+            ],
+            Duration::from_secs(60),
+        );
+        let e = stderr(&o);
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{target}: {e}");
+        assert!(e.contains(want), "{target}: {e}");
+    }
 }

@@ -426,28 +426,28 @@ fn exec_requests_and_replies() {
     );
     assert_eq!(
         ok,
-        Completion::Ok(vec![
+        Ok(Completion::Ok(vec![
             Mop::Append(3, 7),
             Mop::Read(4, Some(ReadValue::List(vec![1, 7])))
-        ])
+        ]))
     );
     let nil = parse_reply(
         r#"{"type":"ok","value":[["append",3,7],["r",4,null]]}"#,
         &sent,
         WorkloadKind::ListAppend,
     );
-    assert_eq!(nil, Completion::Ok(sent.clone()));
+    assert_eq!(nil, Ok(Completion::Ok(sent.clone())));
     assert_eq!(
         parse_reply(
             r#"{"type":"fail","error":"busy"}"#,
             &sent,
             WorkloadKind::ListAppend
         ),
-        Completion::Fail("busy".into())
+        Ok(Completion::Fail("busy".into()))
     );
     assert!(matches!(
         parse_reply(r#"{"type":"info"}"#, &sent, WorkloadKind::ListAppend),
-        Completion::Info(_)
+        Ok(Completion::Info(_))
     ));
     let reg = vec![Mop::Write(1, 2), Mop::Read(1, None)];
     assert_eq!(
@@ -456,12 +456,12 @@ fn exec_requests_and_replies() {
             &reg,
             WorkloadKind::RwRegister
         ),
-        Completion::Ok(vec![
+        Ok(Completion::Ok(vec![
             Mop::Write(1, 2),
             Mop::Read(1, Some(ReadValue::Int(2)))
-        ])
+        ]))
     );
-    // Anything malformed is info: the client may have committed.
+    // Anything malformed breaks the protocol, and the error quotes it.
     for bad in [
         "not json",
         r#"{"type":"maybe"}"#,
@@ -473,14 +473,14 @@ fn exec_requests_and_replies() {
         r#"{"type":"ok","value":[["append",3,7],["r",4,5]]}"#,
         r#"{"type":"ok","value":[["append",3,7],["r",4,["a"]]]}"#,
     ] {
-        assert!(
-            matches!(
-                parse_reply(bad, &sent, WorkloadKind::ListAppend),
-                Completion::Info(_)
-            ),
-            "{bad}"
-        );
+        let e = parse_reply(bad, &sent, WorkloadKind::ListAppend).unwrap_err();
+        assert!(e.starts_with("exec: bad reply"), "{bad}: {e}");
+        assert!(e.contains(&format!("{bad:?}")), "{bad}: {e}");
     }
+    // A long reply is quoted only in part.
+    let long = format!("x{}", "y".repeat(10_000));
+    let e = parse_reply(&long, &sent, WorkloadKind::ListAppend).unwrap_err();
+    assert!(e.contains("(cut)") && e.len() < 400, "{e}");
 }
 
 /// The SQLite target end to end, both workloads and both BEGIN modes: every

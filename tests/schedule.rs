@@ -1,5 +1,5 @@
 //! `isolde schedule`: the table in schedule_cases.txt, plus the report's
-//! shape, the conventions (aborts, adjacent-conflict edges), errors and the
+//! shape, the conventions (aborts, every conflict an edge), errors and the
 //! command's exit codes.
 
 use isolde::schedule::cli::{run_schedule, schedule_command, ScheduleArgs};
@@ -86,8 +86,8 @@ fn lost_update_cycle_and_edges_point_at_operations() {
     assert_eq!(
         edges,
         vec![
-            // r1(x) < w2(x) is implied by T1's own w1(x) before w2(x).
-            (1, 2, vec![("ww", 3, 4)]),
+            // Every conflict: r1(x) < w2(x) as well as w1(x) < w2(x).
+            (1, 2, vec![("ww", 3, 4), ("rw", 1, 4)]),
             (2, 1, vec![("rw", 2, 3)]),
         ]
     );
@@ -153,12 +153,23 @@ fn aborted_transactions_are_excluded_from_the_graph() {
 }
 
 #[test]
-fn edges_join_adjacent_accesses_only() {
-    // r1 → w2 → w3: T1 → T3 is implied, not listed; the order is the same.
-    let r = report("r1(x) w2(x) w3(x) c1 c2 c3");
+fn edges_are_every_conflict_like_a_textbook_precedence_graph() {
+    // w1 → w2 → w3: T1 → T3 is a conflict too, and listed.
+    let r = report("w1(x) w2(x) w3(x) c1 c2 c3");
+    let pairs: Vec<(u32, u32)> = r.edges.iter().map(|e| (e.from, e.to)).collect();
+    assert_eq!(pairs, vec![(1, 2), (1, 3), (2, 3)]);
+    assert!(r.all_conflict_edges);
+    assert_eq!(r.serial_order, Some(vec![1, 2, 3]));
+    let text = r.to_string();
+    assert!(text.contains("T1 -> T3   ww w1(x)#1 < w3(x)#3"), "{text}");
+    // Reads after reads conflict with nothing; r1 → w2 (rw) and w2 → r3 (wr)
+    // make T1 → T2 and T2 → T3 only, and the read r1 before w2 makes no edge
+    // to the reader T3.
+    let r = report("r1(x) w2(x) r3(x) c1 c2 c3");
     let pairs: Vec<(u32, u32)> = r.edges.iter().map(|e| (e.from, e.to)).collect();
     assert_eq!(pairs, vec![(1, 2), (2, 3)]);
-    assert_eq!(r.serial_order, Some(vec![1, 2, 3]));
+    let kinds: Vec<&str> = r.edges.iter().map(|e| e.conflicts[0].kind).collect();
+    assert_eq!(kinds, vec!["rw", "wr"]);
 }
 
 #[test]
@@ -304,6 +315,12 @@ fn big_schedules_stay_fast() {
     assert!(r.conflict_serializable);
     assert_eq!(r.serial_order.as_ref().unwrap().len(), 40_001);
     assert!(start.elapsed().as_secs() < 20, "{:?}", start.elapsed());
+    // Every conflict would be 200 million edges: the adjacent ones are
+    // listed, and the text says so.
+    assert!(!r.all_conflict_edges);
+    assert!(r
+        .to_string()
+        .contains("only conflicts between adjacent accesses listed"));
 }
 
 fn run(expr: Option<&str>, file: Option<std::path::PathBuf>) -> i32 {

@@ -270,6 +270,20 @@ fn check_report(s: &Schedule, r: &ScheduleReport) -> Result<(), TestCaseError> {
             prop_assert_eq!(e.to, cycle[(i + 1) % cycle.len()].from);
         }
     }
+    // Every conflicting pair of the projection is an edge, and nothing else.
+    let p = projection(s);
+    let mut want: Vec<(u32, u32)> = Vec::new();
+    for (i, (_, a)) in p.iter().enumerate() {
+        for (_, b) in &p[i + 1..] {
+            if conflict(a, b) && !want.contains(&(a.txn, b.txn)) {
+                want.push((a.txn, b.txn));
+            }
+        }
+    }
+    want.sort_unstable();
+    let mut listed: Vec<(u32, u32)> = r.edges.iter().map(|e| (e.from, e.to)).collect();
+    listed.sort_unstable();
+    prop_assert_eq!(listed, want);
     for e in r.edges.iter().chain(r.cycle.iter().flatten()) {
         for c in &e.conflicts {
             let (a, b) = (

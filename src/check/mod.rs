@@ -829,12 +829,18 @@ pub fn render_report(h: &History, r: &Report, name: &str) -> String {
     }
     for (kind, fs) in &r.anomalies {
         s.push_str(&format!("\n== {kind} ({} found)\n", fs.len()));
-        for f in fs {
-            s.push_str(&f.explanation(h));
-            s.push_str("\n\n");
+        for (i, f) in fs.iter().enumerate() {
+            s.push_str(&render_finding(h, kind, i + 1, f));
+            s.push('\n');
         }
     }
     s
+}
+
+/// One finding as [`render_report`] prints it: `<type> #<n>` (numbered from
+/// 1, as in the `-d` report's text files and page) above its explanation.
+pub fn render_finding(h: &History, kind: &str, n: usize, f: &Finding) -> String {
+    format!("{kind} #{n}\n{}\n", f.explanation(h))
 }
 
 /// Explains a cycle found by the search, or `None` when some step cannot be

@@ -4,8 +4,9 @@ use super::exit;
 use crate::check::{check_history, CheckOptions, Validity, Workload};
 use crate::history::read::{read_history, read_history_file, Format};
 use clap::{Args, ValueEnum};
+use std::collections::HashSet;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum ModelArg {
@@ -93,7 +94,10 @@ pub struct CheckArgs {
     /// Write a report to this directory: index.html (verdict, models ruled
     /// out, every anomaly explained next to its diagram, timelines), one
     /// text file per anomaly type (like Elle's G2-item.txt) and one diagram
-    /// per drawn cycle.
+    /// per drawn cycle. With several files, one such report per history in
+    /// a subdirectory named after its file, and an index.html listing them.
+    /// DIR must be new, empty, or hold an earlier isolde report (whose files
+    /// are removed first).
     #[arg(short = 'd', long)]
     pub directory: Option<PathBuf>,
     /// Diagram format for --directory.
@@ -167,6 +171,16 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         FormatArg::Json => Format::Json,
         FormatArg::Onelite => Format::OneLite,
     });
+    if let Some(dir) = &args.directory {
+        if let Err(e) = crate::report::dir::prepare(dir) {
+            eprintln!("isolde: {e}");
+            return Ok(exit::USAGE);
+        }
+    }
+    let mut out_dir = args
+        .directory
+        .as_deref()
+        .map(|d| ReportDir::new(d, args.files.len()));
     let mut worst = exit::VALID;
     let stdout = std::io::stdout();
     // Set when the reader of stdout went away: the rest is checked for the
@@ -184,6 +198,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
             Err(e) => {
                 eprintln!("isolde: {e}");
                 worst = exit::INPUT_ERROR;
+                if let Some(d) = &mut out_dir {
+                    d.unreadable(file, e.to_string());
+                }
                 continue;
             }
         };
@@ -191,8 +208,12 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         let realtime = crate::check::needs_realtime(&options);
         if let Some(r) = crate::workload::fit::refusal(&history, options.given_workload(), realtime)
         {
-            eprintln!("isolde: {}:{}: {}", file.display(), r.line, r.what);
+            let msg = format!("{}:{}: {}", file.display(), r.line, r.what);
+            eprintln!("isolde: {msg}");
             worst = exit::INPUT_ERROR;
+            if let Some(d) = &mut out_dir {
+                d.unreadable(file, msg);
+            }
             continue;
         }
         let report = check_history(&history, &options);
@@ -211,8 +232,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
                 other => other?,
             }
         }
-        if let Some(dir) = &args.directory {
-            write_report_with(&history, &report, dir, &args.report_options(&label)?)?;
+        if let Some(d) = &mut out_dir {
+            d.add(file, &history, &report, &args.report_options(&label)?)?;
         }
         let code = match report.valid {
             Validity::True => exit::VALID,
@@ -228,7 +249,93 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
             std::mem::forget(history);
         }
     }
+    if let Some(d) = out_dir {
+        d.finish()?;
+    }
     Ok(worst)
+}
+
+/// The `-d` report as it is written, history by history: with one history,
+/// its report fills the directory; with several, each goes to a
+/// subdirectory and an index page lists them. Every file written is
+/// recorded in the manifest, so the next report can remove it.
+struct ReportDir<'a> {
+    dir: &'a Path,
+    several: bool,
+    taken: HashSet<String>,
+    written: Vec<String>,
+    entries: Vec<crate::report::dir::Entry>,
+}
+
+impl<'a> ReportDir<'a> {
+    fn new(dir: &'a Path, histories: usize) -> Self {
+        ReportDir {
+            dir,
+            several: histories > 1,
+            taken: HashSet::new(),
+            written: vec![],
+            entries: vec![],
+        }
+    }
+
+    /// Writes the report of one checked history.
+    fn add(
+        &mut self,
+        file: &Path,
+        history: &crate::history::History,
+        report: &crate::check::Report,
+        opts: &crate::report::ReportOptions,
+    ) -> anyhow::Result<()> {
+        if !self.several {
+            self.written = write_report_with(history, report, self.dir, opts)?;
+            return Ok(());
+        }
+        let sub = crate::report::dir::subdir_name(file, &mut self.taken);
+        let files = write_report_with(history, report, &self.dir.join(&sub), opts)?;
+        self.written
+            .extend(files.into_iter().map(|f| format!("{sub}/{f}")));
+        self.entries.push(crate::report::dir::Entry {
+            label: file.display().to_string(),
+            link: Some(format!("{sub}/index.html")),
+            valid: Some(report.valid),
+            what: report.anomaly_types.join(", "),
+        });
+        Ok(())
+    }
+
+    /// Lists a history that could not be checked, with why.
+    fn unreadable(&mut self, file: &Path, why: String) {
+        self.entries.push(crate::report::dir::Entry {
+            label: file.display().to_string(),
+            link: None,
+            valid: None,
+            what: why,
+        });
+    }
+
+    /// Writes the index (several histories) and the manifest, and says
+    /// where the report is.
+    fn finish(mut self) -> anyhow::Result<()> {
+        if self.several {
+            crate::report::dir::write_index(self.dir, &self.entries).map_err(|e| {
+                anyhow::anyhow!("writing the report to {}: {e}", self.dir.display())
+            })?;
+            self.written.push("index.html".into());
+        }
+        finish_report(self.dir, &self.written)
+    }
+}
+
+/// Records the report's files in its manifest and prints its path (when a
+/// page was written: a lone unreadable history leaves none).
+fn finish_report(dir: &Path, written: &[String]) -> anyhow::Result<()> {
+    if written.is_empty() {
+        return Ok(());
+    }
+    crate::report::dir::write_manifest(dir, written)
+        .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", dir.display()))?;
+    eprintln!("report: {}", dir.join("index.html").display());
+    Ok(())
 }
 
 /// Prints one history's result: `LABEL<TAB>verdict`, or the JSON result
@@ -259,7 +366,9 @@ pub fn print_result(
 }
 
 /// Writes the HTML report (with text files and diagrams) into `dir`, with
-/// elle-cli's default plot bounds (`isolde run`'s report).
+/// elle-cli's default plot bounds (`isolde run`'s report), records its
+/// files and prints its path. `dir` went through
+/// [`crate::report::dir::prepare`] before.
 pub fn write_report(
     history: &crate::history::History,
     report: &crate::check::Report,
@@ -272,7 +381,8 @@ pub fn write_report(
         title: Some(title.to_string()),
         ..Default::default()
     };
-    write_report_with(history, report, dir, &opts)
+    let written = write_report_with(history, report, dir, &opts)?;
+    finish_report(dir, &written)
 }
 
 /// Writes the report as `opts` asks, naming `dir` in an error.
@@ -281,7 +391,7 @@ fn write_report_with(
     report: &crate::check::Report,
     dir: &std::path::Path,
     opts: &crate::report::ReportOptions,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<String>> {
     crate::report::write_report(history, report, dir, opts)
         .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", dir.display()))
 }

@@ -15,6 +15,10 @@ pub mod exit {
     pub const UNKNOWN: i32 = 3;
     /// A history could not be read (malformed, missing file, ...).
     pub const INPUT_ERROR: i32 = 4;
+    /// `isolde run` stopped by Ctrl-C (SIGINT), as a shell reports it: the
+    /// history recorded so far is still checked and the verdict printed,
+    /// but a run cut short never exits 0.
+    pub const INTERRUPTED: i32 = 130;
 }
 
 /// Whether writing failed because the reader closed the pipe (`isolde ... |

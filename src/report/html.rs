@@ -368,6 +368,44 @@ fn statistics(o: &mut String, h: &History) {
     o.push_str("</table>\n");
 }
 
+/// The top-level page of a report over several histories: one row each,
+/// its verdict and what was found, linked to its own report.
+pub(crate) fn index_page(entries: &[super::dir::Entry]) -> String {
+    let mut o = String::with_capacity(4096);
+    let title = format!("{} histories", entries.len());
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\
+         <title>{title} — isolde report</title><style>{CSS}</style></head>\n<body>\n\
+         <h1>{title}</h1>\n<table id=\"histories\">\n<tr><th>history</th><th>valid?</th><th>found</th></tr>\n"
+    );
+    for e in entries {
+        let label = match &e.link {
+            Some(href) => format!("<a href=\"{}\">{}</a>", esc(href), esc(&e.label)),
+            None => esc(&e.label),
+        };
+        let cell = match e.valid {
+            Some(v) => {
+                let (word, class, _) = verdict(v);
+                format!("<span class=\"verdict {class}\">{word}</span>")
+            }
+            None => "<span class=\"verdict v-unknown\">not checked</span>".to_string(),
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td>{label}</td><td>{cell}</td><td>{}</td></tr>",
+            esc(&e.what)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "</table>\n<p><small>Written by isolde {}.</small></p>\n</body></html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    o
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,6 +9,7 @@
 //! resvg, a pure-Rust rasterizer, when the `png` feature is on.
 
 mod diagram;
+pub mod dir;
 mod html;
 mod lattice;
 #[cfg(feature = "png")]
@@ -161,9 +162,15 @@ pub(crate) struct Section {
 
 /// Writes the report into `dir` (created if missing): `<type>.txt` for
 /// every anomaly type, `<type>/<n>.<svg|png>` for each drawn anomaly, and
-/// `index.html`. Files of an earlier report that this one does not name are
-/// left alone.
-pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -> io::Result<()> {
+/// `index.html`. Returns the files written, relative to `dir` (what
+/// [`dir::write_manifest`] records). Files of an earlier report are left
+/// alone: [`dir::prepare`] removes them first.
+pub fn write_report(
+    h: &History,
+    r: &Report,
+    dir: &Path,
+    opts: &ReportOptions,
+) -> io::Result<Vec<String>> {
     let raster: Option<png::Rasterizer> = match opts.plot_format {
         #[cfg(feature = "png")]
         PlotFormat::Png => Some(png::Rasterizer::with_system_fonts()),
@@ -175,6 +182,7 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
         PlotFormat::Svg => None,
     };
     fs::create_dir_all(dir)?;
+    let mut written = Vec::new();
     // Anomaly details name ops by `index`; built only when needed.
     let mut by_index: Option<FxHashMap<i64, TxnId>> = None;
     // Diagrams left out by the plot bounds, said on the page.
@@ -185,14 +193,18 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
     for kind in kinds {
         let findings = &r.anomalies[kind];
         let stem = file_stem(kind);
-        let mut txt = BufWriter::new(fs::File::create(dir.join(format!("{stem}.txt")))?);
+        let txt_name = format!("{stem}.txt");
+        let mut txt = BufWriter::new(fs::File::create(dir.join(&txt_name))?);
+        written.push(txt_name);
         // Elle's layout: "<type> #<n>" above each explanation, three
         // newlines between them.
         for (i, f) in findings.iter().enumerate() {
             if i > 0 {
                 txt.write_all(b"\n\n\n")?;
             }
-            writeln!(txt, "{kind} #{i}")?;
+            // Numbered from 1, as on the page and by `check -x` (Elle's
+            // files start at #0).
+            writeln!(txt, "{kind} #{}", i + 1)?;
             txt.write_all(finding_text(h, f).as_bytes())?;
         }
         txt.write_all(b"\n")?;
@@ -261,6 +273,7 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
                         Some(rz) => fs::write(sub.join(&name), rz.render(&svg)?)?,
                         None => fs::write(sub.join(&name), &svg)?,
                     }
+                    written.push(format!("{stem}/{name}"));
                     Some((format!("{stem}/{name}"), svg_width(&svg)))
                 }
                 None => None,
@@ -289,7 +302,9 @@ pub fn write_report(h: &History, r: &Report, dir: &Path, opts: &ReportOptions) -
         );
     }
     let page = html::page(h, r, &sections, &notes, opts);
-    fs::write(dir.join("index.html"), page)
+    fs::write(dir.join("index.html"), page)?;
+    written.push("index.html".into());
+    Ok(written)
 }
 
 /// Op `:index` → transaction, for completions and invocations.

@@ -24,6 +24,9 @@ use std::time::{Duration, Instant};
 
 /// Run a workload against a database, record the history, then check it.
 #[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Exit codes: 0 valid, 1 invalid, 2 bad options, a target that cannot be set up or a client that broke the protocol, 3 unknown, 4 history unreadable, 130 stopped by Ctrl-C (the recorded history is still checked and summarized)."
+)]
 pub struct RunArgs {
     #[command(subcommand)]
     pub target: TargetArgs,
@@ -40,6 +43,7 @@ pub enum TargetArgs {
             short = 'i',
             long = "isolation",
             value_enum,
+            ignore_case = true,
             default_value = "serializable"
         )]
         isolation: SimLevel,
@@ -81,6 +85,7 @@ pub enum TargetArgs {
             short = 'i',
             long = "isolation",
             value_enum,
+            ignore_case = true,
             default_value = "serializable"
         )]
         isolation: PgLevel,
@@ -111,7 +116,7 @@ pub enum TargetArgs {
         #[arg(long, value_enum, default_value = "mysql")]
         dialect: MyDialect,
         /// Default: serializable (repeatable-read with --dialect tidb).
-        #[arg(short = 'i', long = "isolation", value_enum)]
+        #[arg(short = 'i', long = "isolation", value_enum, ignore_case = true)]
         isolation: Option<MyLevel>,
         /// Session variable to set on every connection, NAME=VALUE (repeatable),
         /// e.g. innodb_snapshot_isolation=ON.
@@ -227,7 +232,13 @@ pub struct CommonArgs {
     /// anomaly explained.
     #[arg(short = 'x', long)]
     pub explain: bool,
-    /// Write the HTML report (diagrams, timelines, text files) to this directory.
+    /// Print only the summary line, not the first finding of each anomaly
+    /// type after it.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Write the HTML report (diagrams, timelines, text files) to this
+    /// directory: a new or empty one, or one holding an earlier isolde
+    /// report (whose files are replaced).
     #[arg(short = 'd', long)]
     pub directory: Option<PathBuf>,
     /// Diagram format for --directory (no short form: `-p` is --processes).
@@ -267,6 +278,30 @@ impl TargetArgs {
         })
     }
 
+    /// Why the default model of this target and level is the one it is,
+    /// where a reader could expect another.
+    fn model_reason(&self) -> Option<&'static str> {
+        match self {
+            TargetArgs::Postgres {
+                isolation: PgLevel::RepeatableRead,
+                dialect: PgDialect::Postgres,
+                ..
+            } => Some("PostgreSQL's REPEATABLE READ is snapshot isolation, so it is checked against snapshot-isolation (write skew, G2-item, allowed)"),
+            TargetArgs::Postgres {
+                isolation: PgLevel::RepeatableRead,
+                dialect: PgDialect::Yugabytedb,
+                ..
+            } => Some("YugabyteDB's REPEATABLE READ is its snapshot isolation level, so it is checked against snapshot-isolation (write skew, G2-item, allowed)"),
+            TargetArgs::Mysql {
+                isolation, dialect, ..
+            } if dialect.level(*isolation) == MyLevel::RepeatableRead => Some(match dialect {
+                MyDialect::Mysql => "MySQL/MariaDB REPEATABLE READ is checked against repeatable-read (Adya's PL-2.99: no G1, G2-item or lost-update), the level its name promises; InnoDB reads from a snapshot but locking writes see the latest row, so it may lose updates; -c snapshot-isolation asks the weaker question",
+                MyDialect::Tidb => "TiDB's REPEATABLE READ is snapshot isolation, so it is checked against snapshot-isolation (write skew, G2-item, allowed)",
+            }),
+            _ => None,
+        }
+    }
+
     fn name(&self) -> &'static str {
         match self {
             TargetArgs::Sim { .. } => "sim",
@@ -275,6 +310,17 @@ impl TargetArgs {
             TargetArgs::Mysql { .. } => "mysql",
             TargetArgs::Exec { .. } => "exec",
         }
+    }
+}
+
+/// What to use instead of a target isolde does not have under that name
+/// (`isolde run mariadb`).
+pub fn target_hint(name: &str) -> Option<&'static str> {
+    match name.to_ascii_lowercase().as_str() {
+        "mariadb" => Some("use `isolde run mysql` (MariaDB speaks MySQL's protocol)"),
+        "postgresql" | "pg" | "psql" => Some("use `isolde run postgres`"),
+        "sqlite3" => Some("use `isolde run sqlite`"),
+        _ => None,
     }
 }
 
@@ -415,7 +461,11 @@ pub struct Recorded {
     pub counts: Counts,
     pub elapsed: Duration,
     pub seed: u64,
-    pub faults: u64,
+    pub faults: super::fault::FaultStats,
+    /// Stopped early by Ctrl-C.
+    pub interrupted: bool,
+    /// Why the run was aborted (a client that broke the protocol).
+    pub aborted: Option<String>,
     pub warnings: Vec<String>,
     /// Settings isolde chose for the target (e.g. PostgreSQL's deadlock_timeout).
     pub notes: Vec<String>,
@@ -504,10 +554,12 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
     let path = common.out.clone().unwrap_or_else(default_history_path);
     let id = run_id();
     driver::install_interrupt_handler();
+    driver::set_history_path(&path);
     let show = std::io::stderr().is_terminal();
     let progress = Progress::new(plan.txns, show);
     let started = Instant::now();
-    let mut faults = 0;
+    let mut faults = Default::default();
+    let mut aborted = None;
     let mut warnings = vec![];
     let mut notes = vec![];
     let mut fail_causes = BTreeMap::new();
@@ -546,6 +598,7 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
         }
         target => {
             let mut temp_db = None;
+            let mut protocol_error = None;
             let t: Arc<dyn Target> = match target {
                 TargetArgs::Sqlite {
                     db, begin, journal, ..
@@ -612,12 +665,9 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         _ => plan.txn_timeout,
                     };
                     plan.txn_timeout = timeout;
-                    Arc::new(ExecTarget::new(
-                        command.clone(),
-                        common.workload,
-                        &id,
-                        timeout,
-                    ))
+                    let exec = ExecTarget::new(command.clone(), common.workload, &id, timeout);
+                    protocol_error = Some(Arc::clone(&exec.protocol_error));
+                    Arc::new(exec)
                 }
                 TargetArgs::Sim { .. } => unreachable!("handled above"),
             };
@@ -625,7 +675,9 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
             notes = t.notes();
             rec = Recorder::create(&path, Clock::Real(Instant::now())).map_err(record_error)?;
             let stats = driver::run_threaded(&t, &plan, Generator::new(gen_opts), &rec, &progress);
-            faults = stats.faults.ran;
+            faults = stats.faults;
+            aborted =
+                protocol_error.and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).take());
             warnings = stats.warnings;
             fail_causes = stats.fail_causes;
             retries = stats.retries;
@@ -649,6 +701,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
         elapsed: started.elapsed(),
         seed,
         faults,
+        interrupted: driver::interrupted(),
+        aborted,
         warnings,
         notes,
         fail_causes,
@@ -663,14 +717,15 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
 fn error_code(e: &anyhow::Error) -> i32 {
     match e.downcast_ref::<RunError>() {
         Some(RunError::Option(_) | RunError::Setup { .. }) => exit::USAGE,
-        Some(RunError::Interrupted { .. }) => 130,
+        Some(RunError::Interrupted { .. }) => exit::INTERRUPTED,
         _ => exit::INPUT_ERROR,
     }
 }
 
 /// Runs `isolde run`; returns the exit code (as `isolde check`: 0 valid,
-/// 1 invalid, 3 unknown, 4 history unreadable; 2 for bad options or a
-/// target that cannot be set up).
+/// 1 invalid, 3 unknown, 4 history unreadable; 2 for bad options, a target
+/// that cannot be set up, or a client that broke the protocol; 130 when
+/// Ctrl-C cut the run short, whatever the verdict of what it recorded).
 pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     let common = args.target.common();
     let model = match args.target.default_model() {
@@ -687,6 +742,14 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     }
+    // Before the run, not after it: a directory that cannot take the
+    // report must not cost the run.
+    if let Some(dir) = &common.directory {
+        if let Err(e) = crate::report::dir::prepare(dir) {
+            eprintln!("isolde: {e}");
+            return Ok(exit::USAGE);
+        }
+    }
     let r = match record(args) {
         Ok(r) => r,
         Err(e) => {
@@ -694,42 +757,24 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(error_code(&e));
         }
     };
-    for w in &r.warnings {
-        eprintln!("isolde: warning: {w}");
+    print_warnings(&r);
+    let summary = summary(args, &r);
+    // A run cut short by Ctrl-C is checked, but never exits 0.
+    let stopped = |code: i32| {
+        if r.interrupted {
+            exit::INTERRUPTED
+        } else {
+            code
+        }
+    };
+    if let Some(why) = &r.aborted {
+        eprintln!("{summary}; not checked");
+        eprintln!("isolde: run aborted: the client broke the protocol: {why}");
+        return Ok(exit::USAGE);
     }
-    let c = r.counts;
-    let secs = r.elapsed.as_secs_f64();
-    let mut summary = format!(
-        "isolde run {}: {} txns ({} ok, {} fail, {} info) in {:.1}s ({:.0}/s)",
-        args.target.name(),
-        c.ok + c.fail + c.info,
-        c.ok,
-        c.fail,
-        c.info,
-        secs,
-        (c.ok + c.fail + c.info) as f64 / secs.max(1e-9),
-    );
-    if common.retries > 0 {
-        summary += &format!(", {} of them retries", r.retries);
-    }
-    if !r.fail_causes.is_empty() {
-        let causes: Vec<String> = r
-            .fail_causes
-            .iter()
-            .map(|(cause, n)| format!("{cause} x{n}"))
-            .collect();
-        summary += &format!(", fail by cause: {}", causes.join(", "));
-    }
-    if common.fault.is_some() {
-        summary += &format!(", {} faults", r.faults);
-    }
-    for note in &r.notes {
-        summary += &format!("; {note}");
-    }
-    summary += &format!("; seed {}; history {}", r.seed, r.path.display());
     if common.no_check {
         eprintln!("{summary}; not checked");
-        return Ok(exit::VALID);
+        return Ok(stopped(exit::VALID));
     }
     let history = match crate::history::read::read_history_file(&r.path, None) {
         Ok(h) => h,
@@ -742,14 +787,17 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     let report = check_history(&history, &options);
     let models = options.models.clone().unwrap_or_default().join(",");
     // `-c none`: say what was checked instead of an empty `()`.
-    let models = if models.is_empty() {
+    let models_said = if models.is_empty() {
         "no model, -a only".to_string()
     } else {
-        models
+        models.clone()
     };
     let verdict = match report.valid {
-        Validity::True => format!("valid ({models})"),
-        Validity::False => format!("INVALID ({models}): {}", report.anomaly_types.join(", ")),
+        Validity::True => format!("valid ({models_said})"),
+        Validity::False => format!(
+            "INVALID ({models_said}): {}",
+            report.anomaly_types.join(", ")
+        ),
         Validity::Unknown => {
             // Why: the anomaly types (e.g. cycle-search-timeout), else the
             // last note (e.g. the duplicate-value solver's time limit).
@@ -758,11 +806,20 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             } else {
                 report.anomaly_types.join(", ")
             };
-            format!("unknown ({models}): {why}")
+            format!("unknown ({models_said}): {why}")
         }
     };
     eprintln!("{summary}; {verdict}");
+    if common.consistency_models.is_none() {
+        if let Some(why) = args.target.model_reason() {
+            eprintln!("isolde: {why}");
+        }
+    }
     let label = r.path.display().to_string();
+    let shown_elsewhere = common.quiet || common.verbose || common.explain;
+    if !(shown_elsewhere || report.anomalies.is_empty()) {
+        print_first_findings(&history, &report, &label, common, &models);
+    }
     let out = &mut std::io::stdout().lock();
     crate::cli::check::print_result(
         out,
@@ -775,9 +832,112 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     if let Some(dir) = &common.directory {
         crate::cli::check::write_report(&history, &report, dir, &common.plot_format, &label)?;
     }
-    Ok(match report.valid {
+    Ok(stopped(match report.valid {
         Validity::True => exit::VALID,
         Validity::False => exit::INVALID,
         Validity::Unknown => exit::UNKNOWN,
-    })
+    }))
+}
+
+/// The run's summary line, before the verdict: counts, throughput, causes
+/// of failure, faults, settings, seed and history file.
+fn summary(args: &RunArgs, r: &Recorded) -> String {
+    let common = args.target.common();
+    let c = r.counts;
+    let secs = r.elapsed.as_secs_f64();
+    let all = c.ok + c.fail + c.info;
+    // -n counts the workload's transactions; the final read of every key
+    // is said apart, so that `-n 300` reads as 300.
+    let final_read = match c.final_reads {
+        0 => String::new(),
+        1 => " plus the final read".to_string(),
+        n => format!(" plus {n} attempts at the final read"),
+    };
+    // With --retries, -n counts transactions, and the attempts are said apart.
+    let (txns, attempts) = if common.retries > 0 {
+        (
+            c.workload().saturating_sub(r.retries),
+            format!(
+                " ({} attempts, {} of them retries)",
+                c.workload(),
+                r.retries
+            ),
+        )
+    } else {
+        (c.workload(), String::new())
+    };
+    let mut summary = format!(
+        "isolde run {}{}: {txns} txns{attempts}{final_read} ({} ok, {} fail, {} info) in {:.1}s ({:.0}/s)",
+        args.target.name(),
+        if r.interrupted { " (interrupted)" } else { "" },
+        c.ok,
+        c.fail,
+        c.info,
+        secs,
+        all as f64 / secs.max(1e-9),
+    );
+    if !r.fail_causes.is_empty() {
+        let causes: Vec<String> = r
+            .fail_causes
+            .iter()
+            .map(|(cause, n)| format!("{cause} x{n}"))
+            .collect();
+        summary += &format!(", fail by cause: {}", causes.join(", "));
+    }
+    if common.fault.is_some() {
+        let f = &r.faults;
+        summary += &format!(", faults: {} ok, {} failed", f.ran - f.failed, f.failed);
+    }
+    for note in &r.notes {
+        summary += &format!("; {note}");
+    }
+    summary + &format!("; seed {}; history {}", r.seed, r.path.display())
+}
+
+/// Prints what went wrong besides the transactions: workers that gave up,
+/// a fault command that failed (its status and first lines of stderr).
+fn print_warnings(r: &Recorded) {
+    for w in &r.warnings {
+        eprintln!("isolde: warning: {w}");
+    }
+    if let Some(why) = &r.faults.first_failure {
+        eprintln!(
+            "isolde: warning: the fault command failed {} of {} times; first failure: {why}",
+            r.faults.failed, r.faults.ran
+        );
+    }
+}
+
+/// Prints, after the summary, the first finding of each anomaly type as
+/// `isolde check -x` explains it, and how to see them all.
+fn print_first_findings(
+    history: &crate::history::History,
+    report: &crate::check::Report,
+    label: &str,
+    common: &CommonArgs,
+    models: &str,
+) {
+    for (kind, findings) in &report.anomalies {
+        let Some(first) = findings.first() else {
+            continue;
+        };
+        eprintln!();
+        eprint!("{}", crate::check::render_finding(history, kind, 1, first));
+        if findings.len() > 1 {
+            eprintln!("({} more {kind})", findings.len() - 1);
+        }
+    }
+    let workload = match common.workload {
+        WorkloadKind::ListAppend => "list-append",
+        WorkloadKind::RwRegister => "rw-register",
+    };
+    let models = if models.is_empty() { "none" } else { models };
+    let anomalies = if common.anomalies.is_empty() {
+        String::new()
+    } else {
+        format!(" -a {}", common.anomalies)
+    };
+    eprintln!(
+        "\nall findings: isolde check -x -m {workload} -c {models}{anomalies} {label} (or -d DIR for the HTML report)"
+    );
 }

@@ -19,29 +19,70 @@ use crate::history::Outcome;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 static INTERRUPTS: AtomicU32 = AtomicU32::new(0);
+/// Set when the run must end for a reason of its own (a client that broke
+/// the protocol), not the user's.
+static ABORTED: AtomicBool = AtomicBool::new(false);
+/// When the first Ctrl-C arrived.
+static FIRST_INTERRUPT: OnceLock<Instant> = OnceLock::new();
+/// The history file, named when a later Ctrl-C quits at once.
+static HISTORY: Mutex<Option<String>> = Mutex::new(None);
+
+/// A second signal this soon after the first is the same interrupt:
+/// `timeout -s INT` and some terminals deliver two at once.
+pub const DEBOUNCE: Duration = Duration::from_millis(500);
 
 /// Installs the SIGINT handler (once per process): the first Ctrl-C stops
-/// issuing transactions and lets the run finish its file; the second exits
-/// at once (every line already written stays valid).
+/// issuing transactions and lets the run finish its file, check it and
+/// print its summary; another within [`DEBOUNCE`] is ignored; a later one
+/// exits at once with 130, naming the history file (every line already
+/// written stays valid).
 pub fn install_interrupt_handler() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
+        // ctrlc runs this on a thread of its own, one signal at a time.
         let _ = ctrlc::set_handler(|| {
-            if INTERRUPTS.fetch_add(1, Ordering::SeqCst) >= 1 {
-                std::process::exit(130);
+            let first = *FIRST_INTERRUPT.get_or_init(Instant::now);
+            if INTERRUPTS.load(Ordering::SeqCst) == 0 {
+                INTERRUPTS.store(1, Ordering::SeqCst);
+                eprintln!("\nisolde: interrupted; finishing in-flight transactions (Ctrl-C again to quit now)");
+                return;
             }
-            eprintln!("\nisolde: interrupted; finishing in-flight transactions (Ctrl-C again to quit now)");
+            if first.elapsed() < DEBOUNCE {
+                return;
+            }
+            INTERRUPTS.fetch_add(1, Ordering::SeqCst);
+            let history = HISTORY.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            match history {
+                Some(h) => eprintln!("\nisolde: interrupted again, quitting now; history (unchecked) {h}"),
+                None => eprintln!("\nisolde: interrupted again, quitting now"),
+            }
+            std::process::exit(crate::cli::exit::INTERRUPTED);
         });
     });
+}
+
+/// Names the history file for the message of a Ctrl-C that quits at once.
+pub fn set_history_path(path: &std::path::Path) {
+    *HISTORY.lock().unwrap_or_else(|p| p.into_inner()) = Some(path.display().to_string());
 }
 
 /// True once the user pressed Ctrl-C.
 pub fn interrupted() -> bool {
     INTERRUPTS.load(Ordering::Relaxed) > 0
+}
+
+/// Ends the run as Ctrl-C does, for a reason the caller reports itself.
+pub fn abort_run() {
+    ABORTED.store(true, Ordering::SeqCst);
+}
+
+/// True when the run must stop issuing transactions: Ctrl-C or [`abort_run`].
+pub fn stopping() -> bool {
+    interrupted() || ABORTED.load(Ordering::Relaxed)
 }
 
 /// How long a worker keeps trying to reconnect before giving up.
@@ -219,7 +260,7 @@ struct Shared<'a> {
 
 impl Shared<'_> {
     fn should_stop(&self) -> bool {
-        interrupted()
+        stopping()
             || self
                 .plan
                 .time_limit
@@ -362,9 +403,11 @@ impl Shared<'_> {
             let g = self.gen.lock().unwrap_or_else(|p| p.into_inner());
             g.0.final_read()
         };
-        if txn.is_empty() {
+        // After an abort the target is not to be trusted with it.
+        if txn.is_empty() || ABORTED.load(Ordering::Relaxed) {
             return;
         }
+        self.progress.begin_final_read();
         let started = Instant::now();
         let budget = FINAL_READ_BUDGET.max(self.plan.txn_timeout + INTERRUPT_GRACE);
         for attempt in 0..FINAL_READ_ATTEMPTS {

@@ -14,7 +14,11 @@ use serde_json::Value as Json;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Longest part of a bad reply quoted in messages, in characters.
+const QUOTE_MAX: usize = 200;
 
 pub struct ExecTarget {
     pub command: Vec<String>,
@@ -22,6 +26,8 @@ pub struct ExecTarget {
     pub table: String,
     /// How long to wait for a reply before calling the transaction `info`.
     pub timeout: Duration,
+    /// The first protocol error of any worker's client; set, it ends the run.
+    pub protocol_error: Arc<Mutex<Option<String>>>,
 }
 
 impl ExecTarget {
@@ -36,6 +42,7 @@ impl ExecTarget {
             workload,
             table: table_name(workload, run_id),
             timeout,
+            protocol_error: Arc::default(),
         }
     }
 
@@ -101,6 +108,7 @@ impl Target for ExecTarget {
             lines: rx,
             timeout: self.timeout,
             workload: self.workload,
+            protocol_error: Arc::clone(&self.protocol_error),
         }))
     }
 
@@ -115,6 +123,7 @@ struct ExecClient {
     lines: Receiver<std::io::Result<String>>,
     timeout: Duration,
     workload: WorkloadKind,
+    protocol_error: Arc<Mutex<Option<String>>>,
 }
 
 impl Drop for ExecClient {
@@ -135,7 +144,15 @@ impl Client for ExecClient {
             return Completion::Info(format!("exec: cannot write to the client: {e}"));
         }
         match self.lines.recv_timeout(self.timeout) {
-            Ok(Ok(line)) => parse_reply(&line, txn, self.workload),
+            Ok(Ok(line)) => parse_reply(&line, txn, self.workload).unwrap_or_else(|e| {
+                // The transaction may have run: info. The run stops here.
+                self.protocol_error
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert_with(|| e.clone());
+                super::driver::abort_run();
+                Completion::Info(e)
+            }),
             Ok(Err(e)) => Completion::Info(format!("exec: cannot read from the client: {e}")),
             Err(RecvTimeoutError::Timeout) => {
                 Completion::Info(format!("exec: no reply within {:?}", self.timeout))
@@ -147,10 +164,18 @@ impl Client for ExecClient {
     }
 }
 
-/// Interprets one reply line to `sent`. Anything malformed is `info`: the
-/// client may have run the transaction.
-pub fn parse_reply(line: &str, sent: &[Mop], workload: WorkloadKind) -> Completion {
-    let bad = |why: String| Completion::Info(format!("exec: bad reply {line:?}: {why}"));
+/// Interprets one reply line to `sent`; `Err` says how a malformed reply
+/// breaks the protocol, quoting its start.
+pub fn parse_reply(line: &str, sent: &[Mop], workload: WorkloadKind) -> Result<Completion, String> {
+    let bad = |why: String| {
+        let quoted: String = line.chars().take(QUOTE_MAX).collect();
+        let cut = if quoted.len() < line.len() {
+            " (cut)"
+        } else {
+            ""
+        };
+        Err(format!("exec: bad reply {quoted:?}{cut}: {why}"))
+    };
     let reply: Json = match serde_json::from_str(line) {
         Ok(j) => j,
         Err(e) => return bad(e.to_string()),
@@ -161,8 +186,8 @@ pub fn parse_reply(line: &str, sent: &[Mop], workload: WorkloadKind) -> Completi
     });
     match reply.get("type").and_then(Json::as_str) {
         Some("ok") => {}
-        Some("fail") => return Completion::Fail(error.unwrap_or_else(|| "fail".into())),
-        Some("info") => return Completion::Info(error.unwrap_or_else(|| "info".into())),
+        Some("fail") => return Ok(Completion::Fail(error.unwrap_or_else(|| "fail".into()))),
+        Some("info") => return Ok(Completion::Info(error.unwrap_or_else(|| "info".into()))),
         _ => return bad("\"type\" must be \"ok\", \"fail\" or \"info\"".into()),
     }
     let Some(values) = reply.get("value").and_then(Json::as_array) else {
@@ -182,7 +207,7 @@ pub fn parse_reply(line: &str, sent: &[Mop], workload: WorkloadKind) -> Completi
             Err(why) => return bad(format!("micro-op {i}: {why}")),
         }
     }
-    Completion::Ok(done)
+    Ok(Completion::Ok(done))
 }
 
 /// Checks that a returned micro-op is the one sent (same function, key and

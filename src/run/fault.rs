@@ -8,13 +8,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What the injector did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FaultStats {
     /// Times the command ran.
     pub ran: u64,
     /// Of those, times it exited non-zero or could not start.
     pub failed: u64,
+    /// Why the first failure failed: exit status and the first lines of
+    /// its stderr (a fault that never works is no fault injected).
+    pub first_failure: Option<String>,
 }
+
+/// Lines of a failing fault command's stderr kept for the warning.
+const STDERR_LINES: usize = 3;
 
 /// Runs `command` with `sh -c` every `interval` until `done` is set. The first
 /// run is one interval after the start.
@@ -41,15 +47,16 @@ pub fn inject(command: &str, interval: Duration, rec: &Recorder, done: &AtomicBo
         stats.ran += 1;
         let error = match result {
             Ok(out) if out.status.success() => None,
-            Ok(out) => Some(format!(
-                "{}: {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            )),
+            Ok(out) => {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let lines: Vec<&str> = stderr.trim().lines().take(STDERR_LINES).collect();
+                Some(format!("{}: {}", out.status, lines.join(" / ")))
+            }
             Err(e) => Some(format!("cannot run sh: {e}")),
         };
-        if error.is_some() {
+        if let Some(e) = &error {
             stats.failed += 1;
+            stats.first_failure.get_or_insert_with(|| e.clone());
         }
         rec.fault(command, error.as_deref());
         next = Instant::now() + interval;

@@ -7,13 +7,25 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Final counts of a run.
+/// Final counts of a run. `ok`, `fail` and `info` count every transaction,
+/// the final read's attempts included; `final_reads` says how many of them
+/// were attempts at the final read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
     pub invoked: u64,
     pub ok: u64,
     pub fail: u64,
     pub info: u64,
+    pub final_reads: u64,
+}
+
+impl Counts {
+    /// Transactions of the workload, the final read left out (what `-n`
+    /// counts).
+    pub fn workload(&self) -> u64 {
+        // Saturating: the bar's ticker may read the counters mid-update.
+        (self.ok + self.fail + self.info).saturating_sub(self.final_reads)
+    }
 }
 
 #[derive(Default)]
@@ -22,6 +34,8 @@ struct Counters {
     ok: AtomicU64,
     fail: AtomicU64,
     info: AtomicU64,
+    final_reads: AtomicU64,
+    in_final_read: AtomicBool,
 }
 
 impl Counters {
@@ -31,6 +45,7 @@ impl Counters {
             ok: self.ok.load(Ordering::Relaxed),
             fail: self.fail.load(Ordering::Relaxed),
             info: self.info.load(Ordering::Relaxed),
+            final_reads: self.final_reads.load(Ordering::Relaxed),
         }
     }
 }
@@ -64,11 +79,17 @@ impl Progress {
             let (c, d, b) = (counters.clone(), done.clone(), bar.clone());
             let handle = std::thread::spawn(move || loop {
                 let n = c.snapshot();
-                let done = n.ok + n.fail + n.info;
+                // The bar counts what -n counts; the final read is said apart.
+                let done = n.workload();
                 let rate = done as f64 / b.elapsed().as_secs_f64().max(1e-3);
                 b.set_position(done);
+                let last = if c.in_final_read.load(Ordering::Relaxed) {
+                    ", final read"
+                } else {
+                    ""
+                };
                 b.set_message(format!(
-                    "{rate:.0}/s  ok {} fail {} info {}",
+                    "{rate:.0}/s  ok {} fail {} info {}{last}",
                     n.ok, n.fail, n.info
                 ));
                 if d.load(Ordering::Relaxed) {
@@ -89,7 +110,16 @@ impl Progress {
         self.counters.invoked.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Marks what follows as the final read: counted apart from the
+    /// workload's transactions.
+    pub fn begin_final_read(&self) {
+        self.counters.in_final_read.store(true, Ordering::Relaxed);
+    }
+
     pub fn completed(&self, outcome: Outcome) {
+        if self.counters.in_final_read.load(Ordering::Relaxed) {
+            self.counters.final_reads.fetch_add(1, Ordering::Relaxed);
+        }
         let c = match outcome {
             Outcome::Ok => &self.counters.ok,
             Outcome::Fail => &self.counters.fail,

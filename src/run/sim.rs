@@ -556,6 +556,7 @@ pub fn run_sim(
     }
     time += STEP_NS;
     rec.set_time(time);
+    progress.begin_final_read();
     rec.invoke(0, &final_txn);
     progress.invoked();
     let mut a = sim.begin(final_txn);

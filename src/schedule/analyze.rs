@@ -3,7 +3,7 @@
 use super::report::{Conflict, Edge, OpRef, ScheduleReport};
 use super::{recover, shapes, view, OpKind, Schedule};
 use crate::graph::{topological_order, GraphBuilder, Rels};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A schedule with dense transaction ids (order of first appearance) and
 /// each transaction's commit or abort, shared by the analyses.
@@ -78,6 +78,16 @@ pub(crate) struct Witness {
 }
 
 impl Witness {
+    /// Keeps `pair` as the witness of `rel`, unless it has one already.
+    fn note(&mut self, rel: Rels, pair: (usize, usize)) {
+        let slot = match rel {
+            Rels::WW => &mut self.ww,
+            Rels::WR => &mut self.wr,
+            _ => &mut self.rw,
+        };
+        slot.get_or_insert(pair);
+    }
+
     pub fn rels(&self) -> Rels {
         let bit = |p: Option<(usize, usize)>, r: Rels| if p.is_some() { r } else { Rels::NONE };
         bit(self.ww, Rels::WW) | bit(self.wr, Rels::WR) | bit(self.rw, Rels::RW)
@@ -107,13 +117,7 @@ pub(crate) fn precedence(ctx: &Ctx) -> Precedence {
         if ta == tb {
             return;
         }
-        let w = edges.entry((ta, tb)).or_default();
-        let slot = match rel {
-            Rels::WW => &mut w.ww,
-            Rels::WR => &mut w.wr,
-            _ => &mut w.rw,
-        };
-        slot.get_or_insert((a, b));
+        edges.entry((ta, tb)).or_default().note(rel, (a, b));
     };
     for i in ctx.projection() {
         let op = &s.ops()[i];
@@ -134,6 +138,59 @@ pub(crate) fn precedence(ctx: &Ctx) -> Precedence {
         }
     }
     Precedence { edges }
+}
+
+/// Most conflict edges the report lists. Past it (or past
+/// `MAX_EDGE_WORK` steps) the report lists the edges between adjacent
+/// accesses instead, and says so: the full graph of 20,000 writers of one
+/// item has 200 million edges.
+pub const MAX_LISTED_EDGES: usize = 10_000;
+/// Steps [`all_conflicts`] may take before it gives up.
+const MAX_EDGE_WORK: usize = 64 * MAX_LISTED_EDGES;
+
+/// Every conflict edge of the textbook precedence graph (T1 → T3 in
+/// `w1(x) w2(x) w3(x)` too), with the first witness of each kind: what the
+/// report lists; `None` past [`MAX_LISTED_EDGES`]. Per item it keeps each
+/// transaction's first read and first write: a read meets the earlier
+/// writers, a write the earlier writers and readers.
+pub(crate) fn all_conflicts(ctx: &Ctx) -> Option<FxHashMap<(u32, u32), Witness>> {
+    let s = ctx.s;
+    let n_items = s.items().len();
+    // Per item, in order: (txn, its first read) and (txn, its first write).
+    let mut readers: Vec<Vec<(u32, usize)>> = vec![Vec::new(); n_items];
+    let mut writers: Vec<Vec<(u32, usize)>> = vec![Vec::new(); n_items];
+    let mut listed: FxHashSet<(usize, u32, bool)> = FxHashSet::default();
+    let mut edges: FxHashMap<(u32, u32), Witness> = FxHashMap::default();
+    let mut work = 0usize;
+    for b in ctx.projection() {
+        let op = &s.ops()[b];
+        let x = op.item.unwrap_or_default() as usize;
+        let tb = ctx.txn[b];
+        let write = op.kind != OpKind::Read;
+        let earlier: &[(Rels, &Vec<(u32, usize)>)] = if write {
+            &[(Rels::WW, &writers[x]), (Rels::RW, &readers[x])]
+        } else {
+            &[(Rels::WR, &writers[x])]
+        };
+        for &(rel, list) in earlier {
+            work += list.len();
+            for &(ta, a) in list.iter().filter(|e| e.0 != tb) {
+                edges.entry((ta, tb)).or_default().note(rel, (a, b));
+            }
+        }
+        if edges.len() > MAX_LISTED_EDGES || work > MAX_EDGE_WORK {
+            return None;
+        }
+        if listed.insert((x, tb, write)) {
+            let list = if write {
+                &mut writers[x]
+            } else {
+                &mut readers[x]
+            };
+            list.push((tb, b));
+        }
+    }
+    Some(edges)
 }
 
 fn conflict(ctx: &Ctx, kind: Rels, (a, b): (usize, usize)) -> Conflict {
@@ -172,15 +229,15 @@ pub(crate) fn analyze_with_limit(s: &Schedule, view_limit: usize) -> ScheduleRep
     let ctx = Ctx::new(s);
     let n = ctx.numbers.len();
     let prec = precedence(&ctx);
-    let mut keys: Vec<(u32, u32)> = prec.edges.keys().copied().collect();
+    let all = all_conflicts(&ctx);
+    let all_conflict_edges = all.is_some();
+    let conflicts = all.unwrap_or_else(|| prec.edges.clone());
+    let mut keys: Vec<(u32, u32)> = conflicts.keys().copied().collect();
     keys.sort_unstable();
-    let edges: Vec<Edge> = keys
-        .iter()
-        .map(|k| edge(&ctx, *k, &prec.edges[k]))
-        .collect();
+    let edges: Vec<Edge> = keys.iter().map(|k| edge(&ctx, *k, &conflicts[k])).collect();
 
     let mut gb = GraphBuilder::with_nodes(n);
-    gb.reserve(keys.len());
+    gb.reserve(prec.edges.len());
     for (&(a, b), w) in &prec.edges {
         gb.add(a, b, w.rels());
     }
@@ -234,6 +291,7 @@ pub(crate) fn analyze_with_limit(s: &Schedule, view_limit: usize) -> ScheduleRep
         unterminated: pick(&|e| e.is_none()),
         conflict_serializable: serial.is_some(),
         edges,
+        all_conflict_edges,
         serial_order: serial.as_deref().map(|o| ctx.numbers_of(o)),
         cycle,
         recoverable: rec.recoverable,

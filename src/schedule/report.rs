@@ -85,8 +85,13 @@ pub struct ScheduleReport {
     /// Neither committed nor aborted: judged as if they committed at the end.
     pub unterminated: Vec<u32>,
     pub conflict_serializable: bool,
-    /// Precedence graph over the transactions that did not abort.
+    /// Precedence graph over the transactions that did not abort: every
+    /// conflict an edge, or when that is over [`super::MAX_LISTED_EDGES`] edges,
+    /// the conflicts between adjacent accesses (the rest follow by
+    /// transitivity).
     pub edges: Vec<Edge>,
+    /// Whether `edges` is every conflict edge (false: adjacent ones only).
+    pub all_conflict_edges: bool,
     /// An equivalent serial order, when the graph is acyclic.
     pub serial_order: Option<Vec<u32>>,
     /// A cycle, when there is one: its edges in order, each with one conflict.
@@ -146,7 +151,15 @@ impl fmt::Display for ScheduleReport {
         if self.edges.is_empty() {
             writeln!(f, "precedence graph: no edges")?;
         } else {
-            writeln!(f, "precedence graph:")?;
+            if self.all_conflict_edges {
+                writeln!(f, "precedence graph:")?;
+            } else {
+                writeln!(
+                    f,
+                    "precedence graph (over {} edges: only conflicts between adjacent accesses listed, the others follow by transitivity):",
+                    super::MAX_LISTED_EDGES
+                )?;
+            }
             for e in &self.edges {
                 let cs: Vec<String> = e.conflicts.iter().map(conflict_text).collect();
                 writeln!(f, "  T{} -> T{}   {}", e.from, e.to, cs.join("; "))?;
