@@ -65,6 +65,16 @@ fn elle_cli_histories_get_test_sh_results() {
 fn the_check_subcommand_takes_the_same_models() {
     let o = isolde(&["check", "-m", "counter", &data("counter.edn")]);
     assert_eq!(o.status.code(), Some(0));
+    // No HTML report for these models: refused rather than silently skipped.
+    let o = isolde(&[
+        "check",
+        "-m",
+        "counter",
+        "-d",
+        "/nonexistent",
+        &data("counter.edn"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]

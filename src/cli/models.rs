@@ -26,6 +26,14 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
     let Some(model) = model(m) else {
         anyhow::bail!("{m:?} is a transactional model, checked by `check::run`");
     };
+    if args.directory.is_some() {
+        let name = clap::ValueEnum::to_possible_value(&m).map(|v| v.get_name().to_string());
+        eprintln!(
+            "isolde: --directory writes no report for the {} model; use -v or -x",
+            name.unwrap_or_default()
+        );
+        return Ok(exit::USAGE);
+    }
     let options = Options {
         bank: models::bank::BankOptions {
             negative_balances: args.allow_negative_balances,

@@ -34,6 +34,10 @@ pub enum F {
     Read,
     /// `:transfer` (bank).
     Transfer,
+    /// `:write` (long-fork's writes).
+    Write,
+    /// `:txn`.
+    Txn,
     /// Any other function, by name (long-fork's `:txn`, `:write`, ...).
     Other(Box<str>),
 }
@@ -44,6 +48,8 @@ impl F {
             "add" => F::Add,
             "read" => F::Read,
             "transfer" => F::Transfer,
+            "write" => F::Write,
+            "txn" => F::Txn,
             other => F::Other(other.into()),
         }
     }
@@ -54,6 +60,8 @@ impl F {
             F::Add => "add",
             F::Read => "read",
             F::Transfer => "transfer",
+            F::Write => "write",
+            F::Txn => "txn",
             F::Other(s) => s,
         }
     }
