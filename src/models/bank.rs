@@ -192,7 +192,7 @@ fn balances<'a>(ops: &Ops, op: &'a Op) -> Result<&'a [(Datum, Datum)], ReadError
             op,
             format!(
                 "expected a read's value to be a map of accounts to balances, got {}",
-                op.value
+                super::short(&op.value)
             ),
         ));
     };
@@ -200,7 +200,10 @@ fn balances<'a>(ops: &Ops, op: &'a Op) -> Result<&'a [(Datum, Datum)], ReadError
         if !matches!(b, Datum::Int(_) | Datum::Nil) {
             return Err(ops.error(
                 op,
-                format!("expected balances to be integers or nil, got {b}"),
+                format!(
+                    "expected balances to be integers or nil, got {}",
+                    super::short(b)
+                ),
             ));
         }
     }

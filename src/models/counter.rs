@@ -98,7 +98,13 @@ fn amount(ops: &Ops, op: &Op, what: &str) -> Result<Option<i128>, ReadError> {
     match &op.value {
         Datum::Int(i) => Ok(Some(*i as i128)),
         Datum::Nil => Ok(None),
-        other => Err(ops.error(op, format!("expected {what} to be an integer, got {other}"))),
+        other => Err(ops.error(
+            op,
+            format!(
+                "expected {what} to be an integer, got {}",
+                super::short(other)
+            ),
+        )),
     }
 }
 

@@ -292,6 +292,18 @@ pub fn op_json(op: &Op) -> Value {
     Value::Object(m)
 }
 
+/// A datum as EDN, cut to 80 characters: for messages about values that
+/// may be huge (a read of a whole set).
+pub fn short(d: &Datum) -> String {
+    let s = d.to_string();
+    if s.chars().count() > 80 {
+        let cut: String = s.chars().take(77).collect();
+        format!("{cut}...")
+    } else {
+        s
+    }
+}
+
 /// An op in one line of text, for `-x`.
 pub fn op_text(op: &Op) -> String {
     format!(
@@ -299,7 +311,7 @@ pub fn op_text(op: &Op) -> String {
         op.index,
         op.kind.name(),
         op.f.name(),
-        op.value,
+        short(&op.value),
         op.process.map_or("-".to_string(), |p| p.to_string()),
         op.line
     )
@@ -349,7 +361,10 @@ pub fn elements<'a>(ops: &Ops, op: &'a Op, what: &str) -> Result<&'a [Datum], Re
         Datum::Vector(xs) | Datum::List(xs) | Datum::Set(xs) => Ok(xs),
         other => Err(ops.error(
             op,
-            format!("expected {what} to be a collection of elements, got {other}"),
+            format!(
+                "expected {what} to be a collection of elements, got {}",
+                short(other)
+            ),
         )),
     }
 }

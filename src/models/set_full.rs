@@ -243,6 +243,31 @@ impl SetFullResult {
     }
 }
 
+/// Element ids: integers (the common case) in a map of their own, which
+/// hashes and compares them without going through `Datum`.
+#[derive(Default)]
+struct Ids<'a> {
+    ints: FxHashMap<i64, u32>,
+    others: FxHashMap<&'a Datum, u32>,
+}
+
+impl<'a> Ids<'a> {
+    /// The id of `d`, given `next` when it has none yet.
+    fn intern(&mut self, d: &'a Datum, next: u32) -> u32 {
+        match d {
+            Datum::Int(i) => *self.ints.entry(*i).or_insert(next),
+            _ => *self.others.entry(d).or_insert(next),
+        }
+    }
+
+    fn get(&self, d: &Datum) -> Option<u32> {
+        match d {
+            Datum::Int(i) => self.ints.get(i).copied(),
+            _ => self.others.get(d).copied(),
+        }
+    }
+}
+
 /// An ok read: its invocation and completion positions.
 struct Read {
     invoked: usize,
@@ -253,7 +278,7 @@ struct Read {
 pub fn check(ops: &Ops) -> Result<SetFullResult, ReadError> {
     let partners = ops.partners();
     // Elements by first add, and each one's last add invocation.
-    let mut ids: FxHashMap<&Datum, u32> = Default::default();
+    let mut ids = Ids::default();
     let mut values: Vec<&Datum> = Vec::new();
     let mut last_add: Vec<usize> = Vec::new();
     let mut reads: Vec<Read> = Vec::new();
@@ -263,7 +288,7 @@ pub fn check(ops: &Ops) -> Result<SetFullResult, ReadError> {
         match (op.kind, &op.f) {
             (OpType::Invoke, F::Add) => {
                 let next = values.len() as u32;
-                let id = *ids.entry(&op.value).or_insert(next);
+                let id = ids.intern(&op.value, next);
                 if id == next {
                     values.push(&op.value);
                     last_add.push(i);
@@ -288,13 +313,13 @@ pub fn check(ops: &Ops) -> Result<SetFullResult, ReadError> {
     for (i, op) in ops.ops.iter().enumerate() {
         match (op.kind, &op.f) {
             (OpType::Invoke, F::Add) => {
-                let e = ids[&op.value] as usize;
+                let e = ids.get(&op.value).expect("interned above") as usize;
                 if last_add[e] == i {
                     open_at[e] = open.clone();
                 }
             }
             (OpType::Ok, F::Add) => {
-                if let Some(&e) = ids.get(&op.value) {
+                if let Some(e) = ids.get(&op.value) {
                     let e = e as usize;
                     if i > last_add[e] && known[e].is_none() {
                         known[e] = Some(i);
@@ -327,7 +352,7 @@ pub fn check(ops: &Ops) -> Result<SetFullResult, ReadError> {
         let op = &ops.ops[read.done];
         let mut count: FxHashMap<usize, usize> = Default::default();
         for x in super::elements(ops, op, "a read's value")? {
-            let Some(&e) = ids.get(x) else { continue };
+            let Some(e) = ids.get(x) else { continue };
             let e = e as usize;
             if mark[e] == r as u32 {
                 *count.entry(e).or_insert(1) += 1;
