@@ -54,8 +54,9 @@ pub struct CheckArgs {
     /// directly); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Workload; inferred from the history's micro-ops when omitted (a note names
-    /// it). Micro-ops that do not fit it are refused (exit 4).
+    /// Workload; list-append or rw-register is inferred from the history's
+    /// micro-ops when omitted (a note names it); elle-cli's other models must
+    /// be named. Ops that do not fit it are refused (exit 4).
     #[arg(short = 'm', long = "model", value_enum)]
     pub model: Option<ModelArg>,
     /// Input format; detected from the first bytes when omitted.
@@ -131,8 +132,8 @@ pub struct CheckArgs {
     /// so. No bound unless given.
     #[arg(short = 'b', long = "max-plot-bytes")]
     pub max_plot_bytes: Option<usize>,
-    /// long-fork: keys per group read; a read of another number of keys is
-    /// an input error. Any size when 0.
+    /// long-fork: keys per group read; a read of another number of keys
+    /// makes the verdict unknown, as in Jepsen. Any size when 0.
     #[arg(short = 'g', long = "group-size", default_value_t = 0)]
     pub group_size: usize,
     /// bank: negative balances are allowed.
