@@ -78,8 +78,8 @@ pub struct Op {
     pub f: F,
     /// `:process`; `None` when absent (such ops pair up as one process).
     pub process: Option<i64>,
-    /// `:time` in nanoseconds (0 when absent).
-    pub time: i64,
+    /// `:time` in nanoseconds.
+    pub time: Option<i64>,
     /// `:value` (`nil` when absent).
     pub value: Datum,
     /// Where the value (or, without one, the op) starts: for errors.
@@ -190,7 +190,7 @@ fn decode(
         kind: OpType::Invoke,
         f: F::Other("".into()),
         process: None,
-        time: 0,
+        time: None,
         value: Datum::Nil,
         line,
         col,
@@ -236,7 +236,7 @@ fn decode(
                 // The nemesis and other non-client processes.
                 _ => return Ok(None),
             },
-            Some("time") => op.time = int()?,
+            Some("time") => op.time = Some(int()?),
             Some("index") => op.index = int()?,
             Some("value") => {
                 op.value = tape.datum(v);
@@ -286,8 +286,12 @@ pub fn op_json(op: &Op) -> Value {
     m.insert("type".into(), json!(op.kind.name()));
     m.insert("f".into(), json!(op.f.name()));
     m.insert("value".into(), datum_json(&op.value));
-    m.insert("process".into(), json!(op.process));
-    m.insert("time".into(), json!(op.time));
+    if let Some(p) = op.process {
+        m.insert("process".into(), json!(p));
+    }
+    if let Some(t) = op.time {
+        m.insert("time".into(), json!(t));
+    }
     m.insert("index".into(), json!(op.index));
     Value::Object(m)
 }

@@ -406,9 +406,11 @@ pub fn check(ops: &Ops) -> Result<SetFullResult, ReadError> {
             && last_absent.is_some()
             && before(last_present, last_absent)
             && before(known[e], last_absent);
-        let known_time = known[e].map_or(0, |k| ops.ops[k].time);
+        // Ops without a :time count as time 0.
+        let time = |p: usize| ops.ops[p].time.unwrap_or(0);
+        let known_time = known[e].map_or(0, time);
         let ms = |t: i64| (t.saturating_sub(known_time)).max(0) / 1_000_000;
-        let after = |p: Option<usize>| p.map_or(0, |p| ops.ops[p].time.saturating_add(1));
+        let after = |p: Option<usize>| p.map_or(0, |p| time(p).saturating_add(1));
         elements.push(Element {
             element: values[e].clone(),
             outcome: if stable {
