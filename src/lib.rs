@@ -50,6 +50,8 @@ pub mod explain;
 pub mod graph;
 pub mod history;
 pub mod model;
+// elle-cli's non-transactional models: bank, counter, set, set-full, long-fork.
+pub mod models;
 pub mod report;
 pub mod rng;
 // Internal: the exact solver for list-append histories whose values repeat,

@@ -14,6 +14,28 @@ pub enum ModelArg {
     ListAppend,
     /// Registers: `[:w k v]`, `[:r k v]`.
     RwRegister,
+    /// Jepsen's bank: `:transfer` ops and `:read`s of every balance, which
+    /// must keep the total.
+    Bank,
+    /// Jepsen's counter: `:add` and `:read`; each read within the bounds of
+    /// the adds before and during it.
+    Counter,
+    /// Jepsen's set: `:add` ops and a final `:read` of the whole set.
+    Set,
+    /// Jepsen's set-full: `:add` and `:read`; each element's lifetime
+    /// (stable, lost, never read, stale).
+    SetFull,
+    /// Jepsen's long-fork: write-once keys and group reads, which must be
+    /// totally ordered.
+    LongFork,
+}
+
+impl ModelArg {
+    /// Whether this is one of the non-transactional models
+    /// (`crate::models`), checked apart from the cycle search.
+    pub fn is_plain(self) -> bool {
+        !matches!(self, ModelArg::ListAppend | ModelArg::RwRegister)
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -33,8 +55,9 @@ pub struct CheckArgs {
     /// directly); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Workload; inferred from the history's micro-ops when omitted (a note names
-    /// it). Micro-ops that do not fit it are refused (exit 4).
+    /// Workload; list-append or rw-register is inferred from the history's
+    /// micro-ops when omitted (a note names it); elle-cli's other models must
+    /// be named. Ops that do not fit it are refused (exit 4).
     #[arg(short = 'm', long = "model", value_enum)]
     pub model: Option<ModelArg>,
     /// Input format; detected from the first bytes when omitted.
@@ -113,6 +136,20 @@ pub struct CheckArgs {
     /// so. No bound unless given.
     #[arg(short = 'b', long = "max-plot-bytes")]
     pub max_plot_bytes: Option<usize>,
+    /// long-fork: keys per group read; a read of another number of keys
+    /// makes the verdict unknown, as in Jepsen. Any size when 0.
+    #[arg(short = 'g', long = "group-size", default_value_t = 0)]
+    pub group_size: usize,
+    /// bank: negative balances are allowed.
+    #[arg(short = 'n', long = "allow-negative-balances")]
+    pub allow_negative_balances: bool,
+    /// bank: the total every read must show (default: the first read's).
+    #[arg(short = 'o', long = "total-amount")]
+    pub total_amount: Option<i64>,
+    /// bank: the largest transfer tried. Accepted for elle-cli
+    /// compatibility; neither elle-cli's bank check nor isolde's uses it.
+    #[arg(long = "max-transfer")]
+    pub max_transfer: Option<i64>,
 }
 
 impl CheckArgs {
@@ -152,6 +189,9 @@ impl CheckArgs {
 
 /// Runs `isolde check`; returns the exit code.
 pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
+    if let Some(model) = args.model.filter(|m| m.is_plain()) {
+        return super::models::run(model, args);
+    }
     let mut options = args.options();
     if let Err(e) = crate::check::validate_options(&options) {
         eprintln!("isolde: {e}");
@@ -431,7 +471,7 @@ fn read_transaction_order(
 }
 
 /// Combines exit codes: input errors dominate, then invalid, then unknown.
-fn worse(a: i32, b: i32) -> i32 {
+pub(crate) fn worse(a: i32, b: i32) -> i32 {
     let rank = |c: i32| match c {
         exit::INPUT_ERROR => 3,
         exit::INVALID => 2,

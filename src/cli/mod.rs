@@ -2,6 +2,7 @@
 //! itself is library code.
 
 pub mod check;
+pub mod models;
 
 /// Exit codes shared by every subcommand.
 pub mod exit {

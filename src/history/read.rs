@@ -114,6 +114,18 @@ fn open<R: Read>(
     Ok((f, Cursor::new(head).chain(input)))
 }
 
+/// Decompresses `input` and detects its format, for the readers of
+/// non-transactional op histories (`crate::models`), which decode op maps
+/// their own way.
+pub(crate) fn open_boxed<R: Read + 'static>(
+    input: R,
+    name: &str,
+    format: Option<Format>,
+) -> Result<(Format, Box<dyn Read>), ReadError> {
+    let (format, input) = open(input, name, format)?;
+    Ok((format, Box::new(input)))
+}
+
 /// [`read_history`], with the details of [`Loaded`].
 pub fn load<R: Read>(input: R, name: &str, format: Option<Format>) -> Result<Loaded, ReadError> {
     let (format, input) = open(input, name, format)?;
