@@ -101,22 +101,25 @@ pub fn invocation(h: &History, t: TxnId) -> Value {
     m
 }
 
-/// An op printed the way Elle's explanations print it, as EDN text.
+/// An op printed the way Elle's explanations print it, as EDN text, except
+/// that an op written without `:f` is printed without one: Elle's ops are
+/// records, so it prints `:f nil` for an op that never had a function, which
+/// reads as if the history said so.
 pub fn op_edn(h: &History, t: TxnId) -> String {
     let txn = &h.txns[t as usize];
     let mops: Vec<String> = h.mops(t).iter().map(|m| mop_edn(h, m)).collect();
-    let f = match txn.f {
-        Some(f) => h.values.datum(f).to_string(),
-        None => ":txn".into(),
+    let f = match txn.f.map(|f| h.values.datum(f)) {
+        Some(Datum::Nil) => String::new(),
+        Some(f) => format!(", :f {f}"),
+        None => ", :f :txn".into(),
     };
     let time = txn.complete_time.or(txn.invoke_time).unwrap_or(-1);
     format!(
-        "{{:index {}, :time {}, :type :{}, :process {}, :f {}, :value [{}]}}",
+        "{{:index {}, :time {}, :type :{}, :process {}{f}, :value [{}]}}",
         txn.index,
         time,
         txn.outcome.name(),
         txn.process,
-        f,
         mops.join(" ")
     )
 }
