@@ -143,8 +143,15 @@ pub(crate) fn decode_mops(
         return Err(err(
             v,
             format!(
-                "expected the value to be a vector of micro-ops, got {}",
-                tape.show(v)
+                "expected the value to be a vector of micro-ops, got {}{}",
+                tape.show(v),
+                // A bank read, a counter add, a set read: another workload.
+                if matches!(tape.nodes[v].atom, Atom::Open { .. } | Atom::Int(_)) {
+                    " (a history of elle-cli's bank, counter, set, set-full or long-fork \
+                     model? give it with -m MODEL)"
+                } else {
+                    ""
+                }
             ),
         ));
     }
@@ -401,7 +408,7 @@ mod tests {
         );
         assert_eq!(
             op_error("{:type :ok, :process 0, :value 3}"),
-            "t.edn:1:32: expected the value to be a vector of micro-ops, got 3"
+            "t.edn:1:32: expected the value to be a vector of micro-ops, got 3 (a history of elle-cli's bank, counter, set, set-full or long-fork model? give it with -m MODEL)"
         );
         assert_eq!(
             op_error("{:type :ok, :process 0, :value [:r :x 1]}"),
