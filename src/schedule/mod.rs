@@ -28,13 +28,15 @@
 mod analyze;
 pub mod cli;
 mod parse;
+mod precedence;
 mod recover;
 mod report;
 mod shapes;
 mod view;
 
-pub use analyze::{analyze, MAX_LISTED_EDGES};
+pub use analyze::analyze;
 pub use parse::{parse_schedules, ScheduleError};
+pub use precedence::MAX_LISTED_EDGES;
 pub use report::{ClassViolation, Conflict, Edge, OpRef, ScheduleReport, Shape};
 pub use view::MAX_VIEW_TXNS;
 

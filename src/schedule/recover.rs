@@ -2,7 +2,7 @@
 //! strict; BHG ch. 2) and the shapes that depend on commits and aborts
 //! (dirty read, dirty write). One pass over the whole schedule.
 
-use super::analyze::Ctx;
+use super::precedence::Ctx;
 use super::report::{ClassViolation, Shape};
 use super::{ItemId, OpKind};
 use rustc_hash::{FxHashMap, FxHashSet};

@@ -2,7 +2,7 @@
 //! lost update, non-repeatable read, write skew. Dirty reads and dirty
 //! writes depend on commits and aborts and come from [`super::recover`].
 
-use super::analyze::{Ctx, Precedence};
+use super::precedence::{Ctx, Precedence};
 use super::recover::ShapeSet;
 use super::report::Shape;
 use super::{ItemId, OpKind};

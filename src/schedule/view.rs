@@ -3,7 +3,7 @@
 //! NP-complete (Papadimitriou 1979), so decided by an exact backtracking
 //! search up to [`MAX_VIEW_TXNS`] transactions.
 
-use super::analyze::Ctx;
+use super::precedence::Ctx;
 use super::{ItemId, OpKind};
 use rustc_hash::{FxHashMap, FxHashSet};
 
