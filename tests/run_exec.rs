@@ -3,24 +3,10 @@
 mod run_support;
 
 use isolde::check::Workload;
-use run_support::{assert_complete, check, is_valid, run};
+use run_support::{assert_complete, check, is_valid, python_available, run};
 
 fn client() -> String {
     format!("{}/examples/sqlite_client.py", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn python_available() -> bool {
-    let ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("python3 is missing, and CI=true: this test must run");
-        }
-        eprintln!("SKIPPED: python3 not found");
-    }
-    ok
 }
 
 fn exec_run(name: &str, workload: &str) -> isolde::run::cli::Recorded {

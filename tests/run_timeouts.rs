@@ -12,7 +12,7 @@ mod run_support;
 use isolde::check::Workload;
 use isolde::history::Outcome;
 use isolde::run::cli::Recorded;
-use run_support::{check, is_valid, run};
+use run_support::{check, is_valid, python_available, run};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -470,20 +470,6 @@ fn stalling_client(after: u32) -> String {
     )
     .unwrap();
     script.display().to_string()
-}
-
-fn python_available() -> bool {
-    let ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("python3 is missing, and CI=true: this test must run");
-        }
-        eprintln!("SKIPPED: python3 not found");
-    }
-    ok
 }
 
 /// After three answers the program stops answering: that transaction is

@@ -91,3 +91,19 @@ pub fn server_up(name: &str, addr: &str) -> bool {
 pub fn eventually(tries: u32, attempt: impl FnMut(u32) -> bool) -> bool {
     (0..tries).any(attempt)
 }
+
+/// Whether python3 (the example exec clients' language) runs here; under
+/// CI its absence is a failure, never a skip.
+pub fn python_available() -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("python3 is missing, and CI=true: this test must run");
+        }
+        eprintln!("SKIPPED: python3 not found");
+    }
+    ok
+}
