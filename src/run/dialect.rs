@@ -131,12 +131,12 @@ impl PgDialect {
     /// - Class 40 (transaction rollback), class 23 (constraint violation),
     ///   55P03 (lock not available): a definite abort, in either phase. This
     ///   covers CockroachDB's 40001 for every retry reason
-    ///   (https://www.cockroachlabs.com/docs/stable/transaction-retry-error-reference)
+    ///   (<https://www.cockroachlabs.com/docs/stable/transaction-retry-error-reference>)
     ///   and YugabyteDB's 40001 and 40P01
-    ///   (https://docs.yugabyte.com/stable/develop/learn/transactions/transactions-errorcodes-ysql/).
+    ///   (<https://docs.yugabyte.com/stable/develop/learn/transactions/transactions-errorcodes-ysql/>).
     /// - 40003 (statement completion unknown; CockroachDB's "result is
     ///   ambiguous",
-    ///   https://www.cockroachlabs.com/docs/stable/common-errors#result-is-ambiguous):
+    ///   <https://www.cockroachlabs.com/docs/stable/common-errors#result-is-ambiguous>):
     ///   unknown at COMMIT; on a statement, the transaction is not committed.
     /// - YugabyteDB, at COMMIT: an expired transaction or a timeout is
     ///   unknown even under 40001 ("Operation expired: Transaction ...
@@ -198,8 +198,8 @@ pub enum MyDialect {
 /// retry of optimistic transactions. A retried transaction re-runs its
 /// statements at a new snapshot after its reads were returned, so the
 /// client's history would hide the anomalies it causes
-/// (https://docs.pingcap.com/tidb/stable/optimistic-transaction#automatic-retry,
-/// https://docs.pingcap.com/tidb/stable/system-variables#tidb_retry_limit).
+/// (<https://docs.pingcap.com/tidb/stable/optimistic-transaction#automatic-retry>,
+/// <https://docs.pingcap.com/tidb/stable/system-variables#tidb_retry_limit>).
 /// Off by default since TiDB 3.0; set anyway, since a cluster may turn it on.
 pub const TIDB_SESSION: [&str; 2] = [
     "SET SESSION tidb_disable_txn_auto_retry = ON",
@@ -298,7 +298,7 @@ impl MyDialect {
     /// rollback matters), "record has changed since last read" (1020,
     /// MariaDB's snapshot isolation), duplicate key and foreign key errors
     /// (1062, 1451, 1452), NOWAIT lock failure (3572). TiDB adds its retryable
-    /// errors (https://docs.pingcap.com/tidb/stable/error-codes): 8002
+    /// errors (<https://docs.pingcap.com/tidb/stable/error-codes>): 8002
     /// (SELECT FOR UPDATE write conflict), 8005 and 9007 (write conflicts),
     /// 8022 (commit failed, rolled back), 8028 (schema changed during the
     /// transaction). Everything else, and any error without a code, is
