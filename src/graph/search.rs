@@ -2,9 +2,10 @@
 //! of exactly each requested class (Elle's `elle.txn/cycle-cases-in-scc`).
 //!
 //! Per component, classes are tried in the caller's order (Elle: most
-//! severe first); a class implied by one already found there is skipped, and
-//! so is a class whose relations form no cycle in the component. One class
-//! search:
+//! severe first); a class the hooks call redundant once another is found
+//! there is skipped (the checker's hooks only name classes no requested
+//! model prohibits), and so is a class whose relations form no cycle in the
+//! component. One class search:
 //! 1. restricts the component to the edges whose explained relation the
 //!    class allows, and splits it into sub-components;
 //! 2. rotates every candidate cycle to start with an *anchor* edge (a
