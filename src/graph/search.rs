@@ -556,6 +556,8 @@ fn search_scc(
         cycle_exists: prep.cycle_exists,
         ..SccReport::default()
     };
+    // Classes allowing the same relations share one class graph.
+    let mut graphs: Vec<(Rels, ClassGraph)> = Vec::new();
     for &class in &plan.classes {
         if skip.contains(&class) || report.searched.contains(&class) {
             continue;
@@ -570,7 +572,7 @@ fn search_scc(
             ticks: 0,
             cut: false,
         };
-        let res = search_class(&local, class, &mut budget);
+        let res = search_class(&local, class, &mut graphs, &mut budget);
         match res {
             Outcome::Found(c, shortest) => {
                 skip.extend(hooks.implied(class));
@@ -731,8 +733,28 @@ fn class_graph(l: &Local, allowed: Rels) -> ClassGraph {
     ClassGraph { off, tgt, ty }
 }
 
-fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
-    let cg = class_graph(l, class.allowed());
+/// `graphs`: the class graphs built so far in this component, by allowed
+/// relations.
+fn search_class(
+    l: &Local,
+    class: CycleClass,
+    graphs: &mut Vec<(Rels, ClassGraph)>,
+    budget: &mut Budget,
+) -> Outcome {
+    // A relation every cycle of the class needs is on no edge at all (e.g.
+    // process order in a graph with real-time order instead).
+    if class.required().iter().any(|&r| !l.present.intersects(r)) {
+        return Outcome::None;
+    }
+    let allowed = class.allowed();
+    let i = match graphs.iter().position(|(a, _)| *a == allowed) {
+        Some(i) => i,
+        None => {
+            graphs.push((allowed, class_graph(l, allowed)));
+            graphs.len() - 1
+        }
+    };
+    let cg = &graphs[i].1;
     let m = l.verts.len();
     // Every required relation must occur inside some sub-component.
     let mut count = [0usize; 5];
@@ -779,7 +801,7 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
         h.dedup();
         h
     };
-    let Some(feasible) = feasible_heads(&cg, &auto, &anchors, &heads, budget) else {
+    let Some(feasible) = feasible_heads(cg, &auto, &anchors, &heads, budget) else {
         return Outcome::Cut;
     };
     let mut bfs = Bfs::new(m);
@@ -800,7 +822,7 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
             break;
         }
         let tails = anchor_tails(&anchors, v);
-        match bfs.run(&cg, &auto, v, tails, bound, budget) {
+        match bfs.run(cg, &auto, v, tails, bound, budget) {
             BfsResult::Simple(path) => best = Some((v, path)),
             BfsResult::NonSimple(len, simple) => {
                 detours.push((len, v));
@@ -825,8 +847,8 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
             if len >= bound {
                 break;
             }
-            let d = dfs.get_or_insert_with(|| Dfs::new(&cg));
-            match d.run(&cg, &auto, v, anchor_tails(&anchors, v), len, bound, budget) {
+            let d = dfs.get_or_insert_with(|| Dfs::new(cg));
+            match d.run(cg, &auto, v, anchor_tails(&anchors, v), len, bound, budget) {
                 Some(Some(p)) => best = Some((v, p)),
                 Some(None) => {}
                 None => {
