@@ -76,16 +76,11 @@ pub fn op(h: &History, t: TxnId) -> Value {
     }
     m.insert("type".into(), json!(txn.outcome.name()));
     m.insert("process".into(), json!(txn.process));
-    // An op read without `:f` (recorded as nil) is printed without one.
-    match txn.f {
-        Some(f) if h.values.datum(f) == &Datum::Nil => {}
-        Some(f) => {
-            m.insert("f".into(), value(h, f));
-        }
-        None => {
-            m.insert("f".into(), json!("txn"));
-        }
-    }
+    let f = match txn.f {
+        Some(f) => value(h, f),
+        None => json!("txn"),
+    };
+    m.insert("f".into(), f);
     let mops: Vec<Value> = h.mops(t).iter().map(|x| mop(h, x)).collect();
     m.insert("value".into(), Value::Array(mops));
     Value::Object(m)
@@ -110,15 +105,13 @@ pub fn invocation(h: &History, t: TxnId) -> Value {
 pub fn op_edn(h: &History, t: TxnId) -> String {
     let txn = &h.txns[t as usize];
     let mops: Vec<String> = h.mops(t).iter().map(|m| mop_edn(h, m)).collect();
-    // An op read without `:f` (recorded as nil) is printed without one.
     let f = match txn.f {
-        Some(f) if h.values.datum(f) == &Datum::Nil => String::new(),
-        Some(f) => format!(", :f {}", h.values.datum(f)),
-        None => ", :f :txn".into(),
+        Some(f) => h.values.datum(f).to_string(),
+        None => ":txn".into(),
     };
     let time = txn.complete_time.or(txn.invoke_time).unwrap_or(-1);
     format!(
-        "{{:index {}, :time {}, :type :{}, :process {}{}, :value [{}]}}",
+        "{{:index {}, :time {}, :type :{}, :process {}, :f {}, :value [{}]}}",
         txn.index,
         time,
         txn.outcome.name(),
