@@ -801,9 +801,13 @@ fn search_class(
         h.dedup();
         h
     };
-    let Some(feasible) = feasible_heads(cg, &auto, &anchors, &heads, budget) else {
-        return Outcome::Cut;
-    };
+    // Proving which heads are feasible costs two passes over the product
+    // graph, more than the first head's BFS when it finds a cycle of the
+    // class's minimum length, which ends the search: a history with
+    // thousands of small components, each holding several classes, mostly
+    // stops there. So the first head runs unproven (a BFS from an infeasible
+    // head just finds nothing) and the proof covers the heads after it.
+    let mut feasible: Option<Vec<bool>> = None;
     let mut bfs = Bfs::new(m);
     // The best cycle so far: its head and its path from the head to the
     // anchor tail, as (vertex, step relation); the anchor step closes it.
@@ -814,12 +818,24 @@ fn search_class(
     let mut cut = false;
     let min_len = class.min_len();
     for (k, &v) in heads.iter().enumerate() {
-        if !feasible[k] {
-            continue;
-        }
         let bound = cycle_len(&best);
         if bound <= min_len {
             break;
+        }
+        if k > 0 {
+            let proven = match &feasible {
+                Some(f) => f,
+                None => match feasible_heads(cg, &auto, &anchors, &heads, budget) {
+                    Some(f) => feasible.insert(f),
+                    None => {
+                        cut = true;
+                        break;
+                    }
+                },
+            };
+            if !proven[k] {
+                continue;
+            }
         }
         let tails = anchor_tails(&anchors, v);
         match bfs.run(cg, &auto, v, tails, bound, budget) {
@@ -976,7 +992,7 @@ fn feasible_heads(
     pending.sort_unstable_by_key(|p| p.1);
     let comps = starts.len() - 1;
     let mut mask = vec![0u64; comps];
-    let mut heap = std::collections::BinaryHeap::new();
+    let mut queue = DownQueue::new(comps);
     let mut touched: Vec<u32> = Vec::new();
     for chunk in pending.chunks(64) {
         let lo = chunk
@@ -987,16 +1003,12 @@ fn feasible_heads(
             .unwrap_or(0);
         for (bit, (_, src, _)) in chunk.iter().enumerate() {
             if mask[*src as usize] == 0 {
-                heap.push(*src);
+                queue.push(*src);
                 touched.push(*src);
             }
             mask[*src as usize] |= 1 << bit;
         }
-        while let Some(c) = heap.pop() {
-            // Duplicate heap entries carry nothing new.
-            while heap.peek() == Some(&c) {
-                heap.pop();
-            }
+        while let Some(c) = queue.pop(lo) {
             let bits = mask[c as usize];
             let span = starts[c as usize] as usize..starts[c as usize + 1] as usize;
             for &node in &members[span] {
@@ -1008,7 +1020,7 @@ fn feasible_heads(
                             touched.push(d);
                         }
                         mask[d as usize] |= bits;
-                        heap.push(d);
+                        queue.push(d);
                     }
                 }
                 if budget.spend(1 + (cur - p.start(node)) as u64) {
@@ -1027,6 +1039,49 @@ fn feasible_heads(
         touched.clear();
     }
     Some(feasible)
+}
+
+/// Components waiting to propagate, highest emission index first (a
+/// topological order: a component only reaches lower ones, so pushes are
+/// always below the last pop). A bit set scanned downwards: cheaper than a
+/// binary heap, and a component pushed twice is queued once.
+struct DownQueue {
+    bits: Vec<u64>,
+    /// Every set bit is in a word at or below this one.
+    top: usize,
+}
+
+impl DownQueue {
+    fn new(n: usize) -> Self {
+        DownQueue {
+            bits: vec![0; n.div_ceil(64)],
+            top: 0,
+        }
+    }
+
+    fn push(&mut self, c: u32) {
+        let w = c as usize / 64;
+        self.bits[w] |= 1 << (c % 64);
+        self.top = self.top.max(w);
+    }
+
+    /// The highest queued component, dequeued; none are queued below
+    /// `floor`, so the scan stops there.
+    fn pop(&mut self, floor: u32) -> Option<u32> {
+        let floor = floor as usize / 64;
+        loop {
+            let word = self.bits.get_mut(self.top)?;
+            if *word != 0 {
+                let b = 63 - word.leading_zeros();
+                *word &= !(1 << b);
+                return Some(self.top as u32 * 64 + b);
+            }
+            if self.top <= floor {
+                return None;
+            }
+            self.top -= 1;
+        }
+    }
 }
 
 enum BfsResult {
