@@ -802,11 +802,15 @@ fn search_class(
         h
     };
     // Proving which heads are feasible costs two passes over the product
-    // graph, more than the first head's BFS when it finds a cycle of the
-    // class's minimum length, which ends the search: a history with
-    // thousands of small components, each holding several classes, mostly
-    // stops there. So the first head runs unproven (a BFS from an infeasible
-    // head just finds nothing) and the proof covers the heads after it.
+    // graph. That pays off only while BFSs are unbounded (no cycle yet) or
+    // loosely bounded; a BFS bounded by a short cycle already found explores
+    // a few levels, and from an infeasible head it just finds nothing, so
+    // the results are the same either way. Hence the first head runs
+    // unproven (often its cycle is of the class's minimum length, which ends
+    // the search), and the proof is made only when a BFS would be bounded
+    // by no cycle, or by one longer than `SHORT_BOUND`. A history with
+    // thousands of small components, each searched for several classes,
+    // mostly never needs it.
     let mut feasible: Option<Vec<bool>> = None;
     let mut bfs = Bfs::new(m);
     // The best cycle so far: its head and its path from the head to the
@@ -822,7 +826,7 @@ fn search_class(
         if bound <= min_len {
             break;
         }
-        if k > 0 {
+        if feasible.is_some() || (k > 0 && bound > SHORT_BOUND) {
             let proven = match &feasible {
                 Some(f) => f,
                 None => match feasible_heads(cg, &auto, &anchors, &heads, budget) {
@@ -895,6 +899,10 @@ fn search_class(
         None => Outcome::None,
     }
 }
+
+/// Cycle length below which a class search skips the feasibility proof
+/// (see `search_class`): a BFS bounded by it explores at most three levels.
+const SHORT_BOUND: usize = 5;
 
 /// The same cycle, starting with the anchor step whose tail is the smallest
 /// transaction (Elle's cycles open with the relation the class needs; this
