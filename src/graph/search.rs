@@ -22,7 +22,8 @@
 //!    through that head;
 //! 5. when that walk repeats a vertex (possible when a shorter cycle of a
 //!    different class hides inside it), falls back to an exact bounded DFS
-//!    over simple paths for that head.
+//!    over simple paths for that head (pruned by distance to closure in the
+//!    product).
 //!
 //! Work is bounded by a per-class budget of edge steps and by deadlines;
 //! a cut-off search reports Elle's `cycle-search-timeout` shape.
@@ -1235,11 +1236,17 @@ impl Bfs {
 }
 
 /// Exact search for a simple cycle through one head: iterative deepening
-/// over simple paths, pruned by plain distance to the nearest tail.
+/// over simple paths, pruned by the distance in the (vertex, state) product
+/// to an accepting tail: a path that cannot close in the class within the
+/// steps left is abandoned (plain distance to a tail ignores the class and
+/// leaves most of a dense component to explore).
 struct Dfs {
-    /// Reverse of the class graph, for distances to tails.
+    /// Reverse of the class graph (sources and relations), for distances.
     roff: Vec<usize>,
     rsrc: Vec<u32>,
+    rty: Vec<u8>,
+    /// Product node `x * S + s` → fewest steps to a tail in an accepting
+    /// state (`u32::MAX`: never).
     dist: Vec<u32>,
     on_path: Vec<bool>,
     is_tail: Vec<bool>,
@@ -1257,17 +1264,20 @@ impl Dfs {
         }
         let mut fill = roff.clone();
         let mut rsrc = vec![0u32; cg.tgt.len()];
+        let mut rty = vec![0u8; cg.tgt.len()];
         for x in 0..m {
             for i in cg.off[x]..cg.off[x + 1] {
                 let y = cg.tgt[i] as usize;
                 rsrc[fill[y]] = x as u32;
+                rty[fill[y]] = cg.ty[i];
                 fill[y] += 1;
             }
         }
         Dfs {
             roff,
             rsrc,
-            dist: vec![u32::MAX; m],
+            rty,
+            dist: Vec::new(),
             on_path: vec![false; m],
             is_tail: vec![false; m],
         }
@@ -1286,23 +1296,37 @@ impl Dfs {
         bound: usize,
         budget: &mut Budget,
     ) -> Option<Option<Vec<(u32, u8)>>> {
-        // Plain distances to the nearest tail (a lower bound on the rest).
-        self.dist.iter_mut().for_each(|d| *d = u32::MAX);
+        // Product distances to an accepting tail, by BFS over reversed
+        // product edges: (x, s) steps to (y, trans[s][t]) along x →t y.
+        let ns = a.states();
+        self.dist.clear();
+        self.dist.resize(self.on_path.len() * ns, u32::MAX);
         let mut q = VecDeque::new();
         for &(_, u) in tails {
-            self.dist[u as usize] = 0;
             self.is_tail[u as usize] = true;
-            q.push_back(u);
-        }
-        while let Some(y) = q.pop_front() {
-            for &x in &self.rsrc[self.roff[y as usize]..self.roff[y as usize + 1]] {
-                if self.dist[x as usize] == u32::MAX {
-                    self.dist[x as usize] = self.dist[y as usize] + 1;
-                    q.push_back(x);
+            for s in (0..ns).filter(|&s| a.accept[s]) {
+                let node = u as usize * ns + s;
+                if self.dist[node] == u32::MAX {
+                    self.dist[node] = 0;
+                    q.push_back(node as u32);
                 }
             }
         }
-        if budget.spend(cg.tgt.len() as u64) {
+        while let Some(node) = q.pop_front() {
+            let (y, sy) = (node as usize / ns, (node as usize % ns) as u8);
+            let d = self.dist[node as usize] + 1;
+            for i in self.roff[y]..self.roff[y + 1] {
+                let (x, t) = (self.rsrc[i] as usize, self.rty[i] as usize);
+                for s in 0..ns {
+                    let back = x * ns + s;
+                    if a.trans[s][t] == sy && self.dist[back] == u32::MAX {
+                        self.dist[back] = d;
+                        q.push_back(back as u32);
+                    }
+                }
+            }
+        }
+        if budget.spend((cg.tgt.len() * ns) as u64) {
             return None;
         }
         let result = self.deepen(cg, a, v, from, bound, budget);
@@ -1347,11 +1371,11 @@ impl Dfs {
                 let t = cg.ty[cur];
                 let ns = a.trans[s as usize][t as usize];
                 let depth = path.len() + 1; // edges after taking this one
-                if ns == DEAD
-                    || self.on_path[y as usize]
-                    || self.dist[y as usize] == u32::MAX
-                    || depth + self.dist[y as usize] as usize > edges
-                {
+                if ns == DEAD || self.on_path[y as usize] {
+                    continue;
+                }
+                let dist = self.dist[y as usize * a.states() + usize::from(ns)];
+                if dist == u32::MAX || depth + dist as usize > edges {
                     continue;
                 }
                 if depth == edges {
