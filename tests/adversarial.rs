@@ -344,25 +344,23 @@ fn elles_huge_scc_without_search_time_is_a_marked_lower_bound() {
 
 /// Elle's `unfindable-g-single`: 59,886 ops whose only G-single cycle has
 /// 1,000 transactions. Elle's test expects its search to time out. isolde
-/// finds it; the search for the next class snapshot isolation prohibits
-/// (G-nonadjacent-item) in the 29,942-transaction component then hits the
-/// bound, and the result says so.
+/// finds it, and the search for the next class snapshot isolation
+/// prohibits (G-nonadjacent-item) in the 29,942-transaction component
+/// finishes inside the work bound without one: an exact answer. (A long
+/// wall-clock bound keeps a loaded machine from cutting it short; the
+/// default 1 s takes about a quarter of that on an idle one.)
 #[test]
 fn elles_unfindable_g_single_is_found() {
     let Some(f) = conformance("unfindable-g-single.edn") else {
         return;
     };
-    let r = check_file(&f, &["-c", "snapshot-isolation"]);
+    let r = check_file(&f, &["-c", "snapshot-isolation", "-s", "60000"]);
     assert_eq!(r.valid(), false);
-    assert_eq!(r.types(), ["G-single-item", "cycle-search-timeout"]);
+    assert_eq!(r.types(), ["G-single-item"]);
     assert_eq!(r.strings("not"), ["consistent-view", "repeatable-read"]);
     let cycle = &r.json["anomalies"]["G-single-item"][0]["cycle"];
     assert_eq!(cycle.as_array().unwrap().len(), 1001, "1000 steps, closed");
-    assert_eq!(
-        r.json["anomalies"]["cycle-search-timeout"][0]["anomaly-spec-type"],
-        "G-nonadjacent-item"
-    );
-    r.assert_lower_bound();
+    r.assert_exact();
     r.assert_within(3.0, 256.0);
 }
 
