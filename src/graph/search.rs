@@ -802,16 +802,17 @@ fn search_class(
         h.dedup();
         h
     };
-    // Proving which heads are feasible costs two passes over the product
-    // graph. That pays off only while BFSs are unbounded (no cycle yet) or
-    // loosely bounded; a BFS bounded by a short cycle already found explores
-    // a few levels, and from an infeasible head it just finds nothing, so
-    // the results are the same either way. Hence the first head runs
-    // unproven (often its cycle is of the class's minimum length, which ends
-    // the search), and the proof is made only when a BFS would be bounded
-    // by no cycle, or by one longer than `SHORT_BOUND`. A history with
-    // thousands of small components, each searched for several classes,
-    // mostly never needs it.
+    // Proving which heads are feasible costs about three passes over the
+    // product graph. That pays off only while BFSs are unbounded (no cycle
+    // yet) or loosely bounded; a BFS bounded by a short cycle already found
+    // explores a few levels, and from an infeasible head it just finds
+    // nothing, so the results are the same either way. Hence the first
+    // `UNPROVEN_HEADS` heads run unproven while no cycle is found (the
+    // first feasible head is usually among them, and its cycle often ends
+    // the search or bounds the rest tightly), and the proof is made only
+    // when a later BFS would be bounded by no cycle, or by one longer than
+    // `SHORT_BOUND`. A history with thousands of small components, each
+    // searched for several classes, mostly never needs it.
     let mut feasible: Option<Vec<bool>> = None;
     let mut bfs = Bfs::new(m);
     // The best cycle so far: its head and its path from the head to the
@@ -827,7 +828,8 @@ fn search_class(
         if bound <= min_len {
             break;
         }
-        if feasible.is_some() || (k > 0 && bound > SHORT_BOUND) {
+        let unproven = k < UNPROVEN_HEADS && best.is_none();
+        if feasible.is_some() || (k > 0 && bound > SHORT_BOUND && !unproven) {
             let proven = match &feasible {
                 Some(f) => f,
                 None => match feasible_heads(cg, &auto, &anchors, &heads, budget) {
@@ -900,6 +902,11 @@ fn search_class(
         None => Outcome::None,
     }
 }
+
+/// Heads a class search tries before proving feasibility while it has no
+/// cycle (see `search_class`): each costs at most one pass over the part of
+/// the product it reaches.
+const UNPROVEN_HEADS: usize = 3;
 
 /// Cycle length below which a class search skips the feasibility proof
 /// (see `search_class`): a BFS bounded by it explores at most three levels.
