@@ -368,15 +368,24 @@ pub fn search(
     }
 }
 
-/// Per-thread buffers sized to the whole graph.
+/// Per-thread state kept across components, so thousands of small class
+/// searches do not each allocate and build the same things.
 struct Scratch {
+    /// Graph vertex → local id (sized to the whole graph).
     local_of: Vec<u32>,
+    /// Sized to the largest component so far.
+    bfs: Bfs,
+    /// Automata built so far, by class and anchor (they depend on nothing
+    /// else).
+    automata: Vec<(CycleClass, Rels, Automaton)>,
 }
 
 impl Scratch {
     fn new(n: usize) -> Self {
         Scratch {
             local_of: vec![NONE; n],
+            bfs: Bfs::new(0),
+            automata: Vec::new(),
         }
     }
 }
@@ -573,7 +582,7 @@ fn search_scc(
             ticks: 0,
             cut: false,
         };
-        let res = search_class(&local, class, &mut graphs, &mut budget);
+        let res = search_class(&local, class, &mut graphs, &mut budget, scratch);
         match res {
             Outcome::Found(c, shortest) => {
                 skip.extend(hooks.implied(class));
@@ -741,6 +750,7 @@ fn search_class(
     class: CycleClass,
     graphs: &mut Vec<(Rels, ClassGraph)>,
     budget: &mut Budget,
+    scratch: &mut Scratch,
 ) -> Outcome {
     // A relation every cycle of the class needs is on no edge at all (e.g.
     // process order in a graph with real-time order instead).
@@ -782,7 +792,18 @@ fn search_class(
         _ => required[0],
     };
     let a_ix = anchor.0.trailing_zeros() as u8;
-    let auto = Automaton::new(class, anchor);
+    let Scratch { bfs, automata, .. } = scratch;
+    let ai = match automata
+        .iter()
+        .position(|(c, a, _)| *c == class && *a == anchor)
+    {
+        Some(i) => i,
+        None => {
+            automata.push((class, anchor, Automaton::new(class, anchor)));
+            automata.len() - 1
+        }
+    };
+    let auto = &automata[ai].2;
     if (m as u64) * (auto.states() as u64) >= u64::from(NONE) {
         // Product ids are u32; a component this large is beyond any budget.
         return Outcome::Cut;
@@ -814,7 +835,7 @@ fn search_class(
     // `SHORT_BOUND`. A history with thousands of small components, each
     // searched for several classes, mostly never needs it.
     let mut feasible: Option<Vec<bool>> = None;
-    let mut bfs = Bfs::new(m);
+    bfs.fit(m);
     // The best cycle so far: its head and its path from the head to the
     // anchor tail, as (vertex, step relation); the anchor step closes it.
     let mut best: Option<(u32, Vec<(u32, u8)>)> = None;
@@ -832,7 +853,7 @@ fn search_class(
         if feasible.is_some() || (k > 0 && bound > SHORT_BOUND && !unproven) {
             let proven = match &feasible {
                 Some(f) => f,
-                None => match feasible_heads(cg, &auto, &anchors, &heads, budget) {
+                None => match feasible_heads(cg, auto, &anchors, &heads, budget) {
                     Some(f) => feasible.insert(f),
                     None => {
                         cut = true;
@@ -845,7 +866,7 @@ fn search_class(
             }
         }
         let tails = anchor_tails(&anchors, v);
-        match bfs.run(cg, &auto, v, tails, bound, budget) {
+        match bfs.run(cg, auto, v, tails, bound, budget) {
             BfsResult::Simple(path) => best = Some((v, path)),
             BfsResult::NonSimple(len, simple) => {
                 detours.push((len, v));
@@ -871,7 +892,7 @@ fn search_class(
                 break;
             }
             let d = dfs.get_or_insert_with(|| Dfs::new(cg));
-            match d.run(cg, &auto, v, anchor_tails(&anchors, v), len, bound, budget) {
+            match d.run(cg, auto, v, anchor_tails(&anchors, v), len, bound, budget) {
                 Some(Some(p)) => best = Some((v, p)),
                 Some(None) => {}
                 None => {
@@ -1133,6 +1154,17 @@ impl Bfs {
             on_path: vec![false; m],
             run_id: 0,
             queue: Vec::new(),
+        }
+    }
+
+    /// Makes room for a component of `m` vertices (stamps of earlier runs
+    /// stay below the next run's id, so nothing needs clearing).
+    fn fit(&mut self, m: usize) {
+        if self.stamp.len() < m {
+            self.stamp.resize(m, 0);
+            self.seen.resize(m, 0);
+            self.tail.resize(m, 0);
+            self.on_path.resize(m, false);
         }
     }
 
