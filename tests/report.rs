@@ -460,3 +460,24 @@ fn duplicate_value_findings_get_a_diagram_and_a_timeline() {
         "no timeline on the page"
     );
 }
+
+#[test]
+fn a_garbage_read_is_listed_with_its_explanation() {
+    let h = history(
+        "{:index 0, :type :ok, :process 0, :value [[:append :x 1]]}\n\
+         {:index 1, :type :ok, :process 1, :value [[:r :x [1 9]]]}",
+    );
+    let r = check(&h, None, &[]);
+    assert!(
+        r.anomalies.contains_key("garbage-read"),
+        "{:?}",
+        r.anomaly_types
+    );
+    let dir = out_dir("garbage");
+    write_report(&h, &r, &dir, &ReportOptions::default()).unwrap();
+    let html = page(&dir);
+    assert!(html.contains("id=\"a-garbage-read\""));
+    assert!(html.contains("and saw 9, which no transaction in the history appended"));
+    let txt = read(&dir.join("garbage-read.txt"));
+    assert!(txt.contains("and saw 9"), "{txt}");
+}

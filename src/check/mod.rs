@@ -743,6 +743,7 @@ fn finish(
         explainer,
         order,
         options.cycle_search_timeout_ms,
+        &mopts.prohibited(),
         &mut notes,
     ) {
         found.entry(kind).or_default().push(f);
@@ -920,5 +921,71 @@ mod options_tests {
             "{:?}",
             r.notes
         );
+    }
+}
+
+#[cfg(test)]
+mod garbage_tests {
+    use super::*;
+
+    fn check(edn: &str) -> (History, Report) {
+        let h = crate::history::read::read_history(edn.as_bytes(), "test", None).expect("reads");
+        let r = check_history(&h, &CheckOptions::default());
+        (h, r)
+    }
+
+    #[test]
+    fn a_register_read_of_a_value_never_written_is_false_not_unknown() {
+        let (h, r) = check(
+            "{:index 0, :type :ok, :process 0, :value [[:w :x 5]]}\n\
+             {:index 1, :type :ok, :process 1, :value [[:r :x 7]]}",
+        );
+        assert_eq!(r.valid, Validity::False, "{:?}", r.anomaly_types);
+        assert!(r.anomaly_types.contains(&"garbage-read".to_string()));
+        assert!(
+            r.not.contains(&"read-uncommitted".to_string()),
+            "{:?}",
+            r.not
+        );
+        // Every format carries the explanation. (An op without `:f` prints
+        // `:f nil`, as Elle prints a Jepsen op.)
+        let text = render_report(&h, &r, "t");
+        assert!(text.contains("== garbage-read (1 found)"), "{text}");
+        assert!(
+            text.contains("{:index 1, :time -1, :type :ok, :process 1, :f nil, :value [[:r :x 7]]} read [:r :x 7], but no transaction in the history wrote that value"),
+            "{text}"
+        );
+        let json = r.to_json(&h);
+        let g = &json["anomalies"]["garbage-read"][0];
+        assert!(g["explanation"].as_str().unwrap().contains("[:r :x 7]"));
+        assert_eq!(g["op"]["index"], 1, "{g}");
+    }
+
+    #[test]
+    fn a_list_read_of_an_element_never_appended_is_false() {
+        let (h, r) = check(
+            "{:index 0, :type :ok, :process 0, :f :txn, :value [[:append :x 1]]}\n\
+             {:index 1, :type :ok, :process 1, :f :txn, :value [[:r :x [1 9]]]}",
+        );
+        assert_eq!(r.valid, Validity::False, "{:?}", r.anomaly_types);
+        assert_eq!(r.anomaly_types, ["empty-transaction-graph", "garbage-read"]);
+        let text = render_report(&h, &r, "t");
+        assert!(text.contains("and saw 9, which no transaction in the history appended"));
+    }
+
+    #[test]
+    fn initial_reads_and_reads_of_failed_writes_are_not_garbage() {
+        let (_, r) = check(
+            "{:index 0, :type :ok, :process 0, :f :txn, :value [[:append :x 1]]}\n\
+             {:index 1, :type :ok, :process 1, :f :txn, :value [[:r :x []] [:r :y nil]]}\n\
+             {:index 2, :type :ok, :process 1, :f :txn, :value [[:r :x [1]]]}",
+        );
+        assert!(!r.anomaly_types.contains(&"garbage-read".to_string()));
+        assert_ne!(r.valid, Validity::False, "{:?}", r.anomaly_types);
+        let (_, r) = check(
+            "{:index 0, :type :fail, :process 0, :value [[:w :x 5]]}\n\
+             {:index 1, :type :ok, :process 1, :value [[:r :x 5] [:r :y nil]]}",
+        );
+        assert_eq!(r.anomaly_types, ["G1a", "empty-transaction-graph"]);
     }
 }

@@ -1,8 +1,16 @@
 //! Cycle search as Elle runs it, per strongly connected component: first the
 //! cheap "does any cycle exist in this subgraph" pass that refutes whole
-//! models, then the class searches, most severe first, skipping classes the
-//! lattice makes moot. The graph module searches; this module supplies the
-//! lattice (hooks) and turns results into findings.
+//! models, then the class searches, most severe first. Every class the
+//! requested models prohibit is searched in every component (one cycle per
+//! class), so a reader of "G-single-item" also learns of the G2-item beside
+//! it. That reports a superset of Elle's types: Elle skips a class implied
+//! by one it found in the component, but its search often misses the
+//! implying class and then reports the implied one. The lattice only skips what cannot change the
+//! reported set: classes whose relations form no cycle there (the
+//! cycle-exists pass), and classes nobody prohibits that a class already
+//! found implies (they add nothing to `not`/`also-not`). The graph module
+//! searches; this module supplies the lattice (hooks) and turns results
+//! into findings.
 
 use super::{explain_cycle, Finding};
 use crate::evidence::Explain;
@@ -17,6 +25,7 @@ use crate::model::{
 };
 use rustc_hash::FxHashMap;
 use serde_json::json;
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,7 +37,9 @@ struct LatticeHooks {
     /// Set of refuted specs (bit `i`: `cycle_exists_specs()[i]`) → what
     /// follows from it.
     memo: Mutex<FxHashMap<u64, Arc<Refuted>>>,
-    /// Per class: the classes finding it makes redundant.
+    /// Per class: the classes finding it makes redundant: those it implies
+    /// that the check does not prohibit (reported or not, they rule out no
+    /// model the implying class does not).
     implied: FxHashMap<CycleClass, Vec<CycleClass>>,
 }
 
@@ -44,7 +55,9 @@ struct Refuted {
 }
 
 impl LatticeHooks {
-    fn new() -> Self {
+    /// `prohibited`: the anomaly types the check fails on; they are never
+    /// skipped because another class was found.
+    fn new(prohibited: &BTreeSet<String>) -> Self {
         assert!(cycle_exists_specs().len() <= 64, "specs fit a u64 mask");
         let implied = cycle_types()
             .iter()
@@ -52,6 +65,7 @@ impl LatticeHooks {
             .map(|c| {
                 let implied = all_implied_anomalies(&[c.name()])
                     .iter()
+                    .filter(|a| !prohibited.contains(*a))
                     .filter_map(|a| CycleClass::from_name(a))
                     .collect();
                 (c, implied)
@@ -124,24 +138,21 @@ impl SearchHooks for LatticeHooks {
     }
 
     fn implied(&self, class: CycleClass) -> Vec<CycleClass> {
-        match self.implied.get(&class) {
-            Some(v) => v.clone(),
-            None => all_implied_anomalies(&[class.name()])
-                .iter()
-                .filter_map(|a| CycleClass::from_name(a))
-                .collect(),
-        }
+        self.implied.get(&class).cloned().unwrap_or_default()
     }
 }
 
 /// Searches every component; returns (anomaly type, finding) pairs: cycles,
-/// cycle-exists fallbacks, and cycle-search timeouts.
+/// cycle-exists fallbacks, and cycle-search timeouts. `prohibited`: the
+/// anomaly types the check fails on (each is searched for in every
+/// component).
 pub(super) fn cycles(
     h: &History,
     g: &DepGraph,
     ex: &dyn Explain,
     order: ExplainOrder,
     timeout_ms: u64,
+    prohibited: &BTreeSet<String>,
     notes: &mut Vec<String>,
 ) -> Vec<(String, Finding)> {
     let mut plan = SearchPlan::new(cycle_types());
@@ -150,7 +161,7 @@ pub(super) fn cycles(
         scc_timeout: Some(Duration::from_millis(timeout_ms)),
         ..SearchLimits::default()
     };
-    let result = search(g, &plan, &limits, &LatticeHooks::new());
+    let result = search(g, &plan, &limits, &LatticeHooks::new(prohibited));
     let mut out = Vec::new();
     let cycle_finding = |txns: Vec<u32>, out: &mut Vec<(String, Finding)>| {
         if let Some(c) = explain_cycle(h, g, ex, txns) {
@@ -208,10 +219,13 @@ pub(super) fn cycles(
                         "scc-size": t.scc_size,
                     }),
                     format!(
-                        "The search for {} in a strongly connected component of {} transactions hit its bound; it found no {} there before.",
+                        "The search for {} in a strongly connected component of {} transactions hit its bound{}.",
                         t.class.name(),
                         t.scc_size,
-                        names(&t.does_not_contain).join(", ")
+                        match names(&t.does_not_contain).join(", ") {
+                            none if none.is_empty() => String::new(),
+                            ruled => format!("; before it, the search found no {ruled} there"),
+                        }
                     ),
                 ),
             ));

@@ -2,9 +2,10 @@
 //! of exactly each requested class (Elle's `elle.txn/cycle-cases-in-scc`).
 //!
 //! Per component, classes are tried in the caller's order (Elle: most
-//! severe first); a class implied by one already found there is skipped, and
-//! so is a class whose relations form no cycle in the component. One class
-//! search:
+//! severe first); a class the hooks call redundant once another is found
+//! there is skipped (the checker's hooks only name classes no requested
+//! model prohibits), and so is a class whose relations form no cycle in the
+//! component. One class search:
 //! 1. restricts the component to the edges whose explained relation the
 //!    class allows, and splits it into sub-components;
 //! 2. rotates every candidate cycle to start with an *anchor* edge (a
@@ -21,7 +22,8 @@
 //!    through that head;
 //! 5. when that walk repeats a vertex (possible when a shorter cycle of a
 //!    different class hides inside it), falls back to an exact bounded DFS
-//!    over simple paths for that head.
+//!    over simple paths for that head (pruned by distance to closure in the
+//!    product).
 //!
 //! Work is bounded by a per-class budget of edge steps and by deadlines;
 //! a cut-off search reports Elle's `cycle-search-timeout` shape.
@@ -366,15 +368,24 @@ pub fn search(
     }
 }
 
-/// Per-thread buffers sized to the whole graph.
+/// Per-thread state kept across components, so thousands of small class
+/// searches do not each allocate and build the same things.
 struct Scratch {
+    /// Graph vertex → local id (sized to the whole graph).
     local_of: Vec<u32>,
+    /// Sized to the largest component so far.
+    bfs: Bfs,
+    /// Automata built so far, by class and anchor (they depend on nothing
+    /// else).
+    automata: Vec<(CycleClass, Rels, Automaton)>,
 }
 
 impl Scratch {
     fn new(n: usize) -> Self {
         Scratch {
             local_of: vec![NONE; n],
+            bfs: Bfs::new(0),
+            automata: Vec::new(),
         }
     }
 }
@@ -555,6 +566,8 @@ fn search_scc(
         cycle_exists: prep.cycle_exists,
         ..SccReport::default()
     };
+    // Classes allowing the same relations share one class graph.
+    let mut graphs: Vec<(Rels, ClassGraph)> = Vec::new();
     for &class in &plan.classes {
         if skip.contains(&class) || report.searched.contains(&class) {
             continue;
@@ -569,7 +582,7 @@ fn search_scc(
             ticks: 0,
             cut: false,
         };
-        let res = search_class(&local, class, &mut budget);
+        let res = search_class(&local, class, &mut graphs, &mut budget, scratch);
         match res {
             Outcome::Found(c, shortest) => {
                 skip.extend(hooks.implied(class));
@@ -730,8 +743,29 @@ fn class_graph(l: &Local, allowed: Rels) -> ClassGraph {
     ClassGraph { off, tgt, ty }
 }
 
-fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
-    let cg = class_graph(l, class.allowed());
+/// `graphs`: the class graphs built so far in this component, by allowed
+/// relations.
+fn search_class(
+    l: &Local,
+    class: CycleClass,
+    graphs: &mut Vec<(Rels, ClassGraph)>,
+    budget: &mut Budget,
+    scratch: &mut Scratch,
+) -> Outcome {
+    // A relation every cycle of the class needs is on no edge at all (e.g.
+    // process order in a graph with real-time order instead).
+    if class.required().iter().any(|&r| !l.present.intersects(r)) {
+        return Outcome::None;
+    }
+    let allowed = class.allowed();
+    let i = match graphs.iter().position(|(a, _)| *a == allowed) {
+        Some(i) => i,
+        None => {
+            graphs.push((allowed, class_graph(l, allowed)));
+            graphs.len() - 1
+        }
+    };
+    let cg = &graphs[i].1;
     let m = l.verts.len();
     // Every required relation must occur inside some sub-component.
     let mut count = [0usize; 5];
@@ -758,7 +792,18 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
         _ => required[0],
     };
     let a_ix = anchor.0.trailing_zeros() as u8;
-    let auto = Automaton::new(class, anchor);
+    let Scratch { bfs, automata, .. } = scratch;
+    let ai = match automata
+        .iter()
+        .position(|(c, a, _)| *c == class && *a == anchor)
+    {
+        Some(i) => i,
+        None => {
+            automata.push((class, anchor, Automaton::new(class, anchor)));
+            automata.len() - 1
+        }
+    };
+    let auto = &automata[ai].2;
     if (m as u64) * (auto.states() as u64) >= u64::from(NONE) {
         // Product ids are u32; a component this large is beyond any budget.
         return Outcome::Cut;
@@ -778,10 +823,19 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
         h.dedup();
         h
     };
-    let Some(feasible) = feasible_heads(&cg, &auto, &anchors, &heads, budget) else {
-        return Outcome::Cut;
-    };
-    let mut bfs = Bfs::new(m);
+    // Proving which heads are feasible costs about three passes over the
+    // product graph. That pays off only while BFSs are unbounded (no cycle
+    // yet) or loosely bounded; a BFS bounded by a short cycle already found
+    // explores a few levels, and from an infeasible head it just finds
+    // nothing, so the results are the same either way. Hence the first
+    // `UNPROVEN_HEADS` heads run unproven while no cycle is found (the
+    // first feasible head is usually among them, and its cycle often ends
+    // the search or bounds the rest tightly), and the proof is made only
+    // when a later BFS would be bounded by no cycle, or by one longer than
+    // `SHORT_BOUND`. A history with thousands of small components, each
+    // searched for several classes, mostly never needs it.
+    let mut feasible: Option<Vec<bool>> = None;
+    bfs.fit(m);
     // The best cycle so far: its head and its path from the head to the
     // anchor tail, as (vertex, step relation); the anchor step closes it.
     let mut best: Option<(u32, Vec<(u32, u8)>)> = None;
@@ -791,15 +845,28 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
     let mut cut = false;
     let min_len = class.min_len();
     for (k, &v) in heads.iter().enumerate() {
-        if !feasible[k] {
-            continue;
-        }
         let bound = cycle_len(&best);
         if bound <= min_len {
             break;
         }
+        let unproven = k < UNPROVEN_HEADS && best.is_none();
+        if feasible.is_some() || (k > 0 && bound > SHORT_BOUND && !unproven) {
+            let proven = match &feasible {
+                Some(f) => f,
+                None => match feasible_heads(cg, auto, &anchors, &heads, budget) {
+                    Some(f) => feasible.insert(f),
+                    None => {
+                        cut = true;
+                        break;
+                    }
+                },
+            };
+            if !proven[k] {
+                continue;
+            }
+        }
         let tails = anchor_tails(&anchors, v);
-        match bfs.run(&cg, &auto, v, tails, bound, budget) {
+        match bfs.run(cg, auto, v, tails, bound, budget) {
             BfsResult::Simple(path) => best = Some((v, path)),
             BfsResult::NonSimple(len, simple) => {
                 detours.push((len, v));
@@ -824,8 +891,8 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
             if len >= bound {
                 break;
             }
-            let d = dfs.get_or_insert_with(|| Dfs::new(&cg));
-            match d.run(&cg, &auto, v, anchor_tails(&anchors, v), len, bound, budget) {
+            let d = dfs.get_or_insert_with(|| Dfs::new(cg));
+            match d.run(cg, auto, v, anchor_tails(&anchors, v), len, bound, budget) {
                 Some(Some(p)) => best = Some((v, p)),
                 Some(None) => {}
                 None => {
@@ -856,6 +923,15 @@ fn search_class(l: &Local, class: CycleClass, budget: &mut Budget) -> Outcome {
         None => Outcome::None,
     }
 }
+
+/// Heads a class search tries before proving feasibility while it has no
+/// cycle (see `search_class`): each costs at most one pass over the part of
+/// the product it reaches.
+const UNPROVEN_HEADS: usize = 3;
+
+/// Cycle length below which a class search skips the feasibility proof
+/// (see `search_class`): a BFS bounded by it explores at most three levels.
+const SHORT_BOUND: usize = 5;
 
 /// The same cycle, starting with the anchor step whose tail is the smallest
 /// transaction (Elle's cycles open with the relation the class needs; this
@@ -953,7 +1029,7 @@ fn feasible_heads(
     pending.sort_unstable_by_key(|p| p.1);
     let comps = starts.len() - 1;
     let mut mask = vec![0u64; comps];
-    let mut heap = std::collections::BinaryHeap::new();
+    let mut queue = DownQueue::new(comps);
     let mut touched: Vec<u32> = Vec::new();
     for chunk in pending.chunks(64) {
         let lo = chunk
@@ -964,16 +1040,12 @@ fn feasible_heads(
             .unwrap_or(0);
         for (bit, (_, src, _)) in chunk.iter().enumerate() {
             if mask[*src as usize] == 0 {
-                heap.push(*src);
+                queue.push(*src);
                 touched.push(*src);
             }
             mask[*src as usize] |= 1 << bit;
         }
-        while let Some(c) = heap.pop() {
-            // Duplicate heap entries carry nothing new.
-            while heap.peek() == Some(&c) {
-                heap.pop();
-            }
+        while let Some(c) = queue.pop(lo) {
             let bits = mask[c as usize];
             let span = starts[c as usize] as usize..starts[c as usize + 1] as usize;
             for &node in &members[span] {
@@ -985,7 +1057,7 @@ fn feasible_heads(
                             touched.push(d);
                         }
                         mask[d as usize] |= bits;
-                        heap.push(d);
+                        queue.push(d);
                     }
                 }
                 if budget.spend(1 + (cur - p.start(node)) as u64) {
@@ -1004,6 +1076,49 @@ fn feasible_heads(
         touched.clear();
     }
     Some(feasible)
+}
+
+/// Components waiting to propagate, highest emission index first (a
+/// topological order: a component only reaches lower ones, so pushes are
+/// always below the last pop). A bit set scanned downwards: cheaper than a
+/// binary heap, and a component pushed twice is queued once.
+struct DownQueue {
+    bits: Vec<u64>,
+    /// Every set bit is in a word at or below this one.
+    top: usize,
+}
+
+impl DownQueue {
+    fn new(n: usize) -> Self {
+        DownQueue {
+            bits: vec![0; n.div_ceil(64)],
+            top: 0,
+        }
+    }
+
+    fn push(&mut self, c: u32) {
+        let w = c as usize / 64;
+        self.bits[w] |= 1 << (c % 64);
+        self.top = self.top.max(w);
+    }
+
+    /// The highest queued component, dequeued; none are queued below
+    /// `floor`, so the scan stops there.
+    fn pop(&mut self, floor: u32) -> Option<u32> {
+        let floor = floor as usize / 64;
+        loop {
+            let word = self.bits.get_mut(self.top)?;
+            if *word != 0 {
+                let b = 63 - word.leading_zeros();
+                *word &= !(1 << b);
+                return Some(self.top as u32 * 64 + b);
+            }
+            if self.top <= floor {
+                return None;
+            }
+            self.top -= 1;
+        }
+    }
 }
 
 enum BfsResult {
@@ -1039,6 +1154,17 @@ impl Bfs {
             on_path: vec![false; m],
             run_id: 0,
             queue: Vec::new(),
+        }
+    }
+
+    /// Makes room for a component of `m` vertices (stamps of earlier runs
+    /// stay below the next run's id, so nothing needs clearing).
+    fn fit(&mut self, m: usize) {
+        if self.stamp.len() < m {
+            self.stamp.resize(m, 0);
+            self.seen.resize(m, 0);
+            self.tail.resize(m, 0);
+            self.on_path.resize(m, false);
         }
     }
 
@@ -1149,11 +1275,17 @@ impl Bfs {
 }
 
 /// Exact search for a simple cycle through one head: iterative deepening
-/// over simple paths, pruned by plain distance to the nearest tail.
+/// over simple paths, pruned by the distance in the (vertex, state) product
+/// to an accepting tail: a path that cannot close in the class within the
+/// steps left is abandoned (plain distance to a tail ignores the class and
+/// leaves most of a dense component to explore).
 struct Dfs {
-    /// Reverse of the class graph, for distances to tails.
+    /// Reverse of the class graph (sources and relations), for distances.
     roff: Vec<usize>,
     rsrc: Vec<u32>,
+    rty: Vec<u8>,
+    /// Product node `x * S + s` → fewest steps to a tail in an accepting
+    /// state (`u32::MAX`: never).
     dist: Vec<u32>,
     on_path: Vec<bool>,
     is_tail: Vec<bool>,
@@ -1171,17 +1303,20 @@ impl Dfs {
         }
         let mut fill = roff.clone();
         let mut rsrc = vec![0u32; cg.tgt.len()];
+        let mut rty = vec![0u8; cg.tgt.len()];
         for x in 0..m {
             for i in cg.off[x]..cg.off[x + 1] {
                 let y = cg.tgt[i] as usize;
                 rsrc[fill[y]] = x as u32;
+                rty[fill[y]] = cg.ty[i];
                 fill[y] += 1;
             }
         }
         Dfs {
             roff,
             rsrc,
-            dist: vec![u32::MAX; m],
+            rty,
+            dist: Vec::new(),
             on_path: vec![false; m],
             is_tail: vec![false; m],
         }
@@ -1200,23 +1335,37 @@ impl Dfs {
         bound: usize,
         budget: &mut Budget,
     ) -> Option<Option<Vec<(u32, u8)>>> {
-        // Plain distances to the nearest tail (a lower bound on the rest).
-        self.dist.iter_mut().for_each(|d| *d = u32::MAX);
+        // Product distances to an accepting tail, by BFS over reversed
+        // product edges: (x, s) steps to (y, trans[s][t]) along x →t y.
+        let ns = a.states();
+        self.dist.clear();
+        self.dist.resize(self.on_path.len() * ns, u32::MAX);
         let mut q = VecDeque::new();
         for &(_, u) in tails {
-            self.dist[u as usize] = 0;
             self.is_tail[u as usize] = true;
-            q.push_back(u);
-        }
-        while let Some(y) = q.pop_front() {
-            for &x in &self.rsrc[self.roff[y as usize]..self.roff[y as usize + 1]] {
-                if self.dist[x as usize] == u32::MAX {
-                    self.dist[x as usize] = self.dist[y as usize] + 1;
-                    q.push_back(x);
+            for s in (0..ns).filter(|&s| a.accept[s]) {
+                let node = u as usize * ns + s;
+                if self.dist[node] == u32::MAX {
+                    self.dist[node] = 0;
+                    q.push_back(node as u32);
                 }
             }
         }
-        if budget.spend(cg.tgt.len() as u64) {
+        while let Some(node) = q.pop_front() {
+            let (y, sy) = (node as usize / ns, (node as usize % ns) as u8);
+            let d = self.dist[node as usize] + 1;
+            for i in self.roff[y]..self.roff[y + 1] {
+                let (x, t) = (self.rsrc[i] as usize, self.rty[i] as usize);
+                for s in 0..ns {
+                    let back = x * ns + s;
+                    if a.trans[s][t] == sy && self.dist[back] == u32::MAX {
+                        self.dist[back] = d;
+                        q.push_back(back as u32);
+                    }
+                }
+            }
+        }
+        if budget.spend((cg.tgt.len() * ns) as u64) {
             return None;
         }
         let result = self.deepen(cg, a, v, from, bound, budget);
@@ -1261,11 +1410,11 @@ impl Dfs {
                 let t = cg.ty[cur];
                 let ns = a.trans[s as usize][t as usize];
                 let depth = path.len() + 1; // edges after taking this one
-                if ns == DEAD
-                    || self.on_path[y as usize]
-                    || self.dist[y as usize] == u32::MAX
-                    || depth + self.dist[y as usize] as usize > edges
-                {
+                if ns == DEAD || self.on_path[y as usize] {
+                    continue;
+                }
+                let dist = self.dist[y as usize * a.states() + usize::from(ns)];
+                if dist == u32::MAX || depth + dist as usize > edges {
                     continue;
                 }
                 if depth == edges {

@@ -66,6 +66,10 @@ pub mod anomaly {
     pub const INCOMPATIBLE_ORDER: &str = "incompatible-order";
     /// A read list with the same element twice.
     pub const DUPLICATE_ELEMENTS: &str = "duplicate-elements";
+    /// A committed read saw a value that no transaction in the history
+    /// wrote (not even a failed one: that is G1a). Not one of Elle's
+    /// anomaly types; OneLite's name.
+    pub const GARBAGE_READ: &str = "garbage-read";
     /// The version order of a key contains a cycle.
     pub const CYCLIC_VERSIONS: &str = "cyclic-versions";
     /// No dependency edge at all: nothing was ordered, so the verdict

@@ -88,8 +88,16 @@ pub const IMPLIED_ANOMALIES: Implications = &[
     ("dirty-update", &["G1a"]),
     // Lost update is a single-key write skew (Bailis), hence G2-item.
     ("lost-update", &["write-skew", "G2-item"]),
+    // Not Elle's (OneLite's): a committed read of a value no transaction in
+    // the history wrote. Its writer, if any, is outside the committed
+    // history, just as an aborted one is: a dirty read at the least.
+    ("garbage-read", &["G1a"]),
     ("write-skew", &["G2"]),
 ];
+
+/// Anomalies isolde reports that Elle does not (their rows above say why);
+/// everything else in these tables is Elle's.
+pub const NOT_ELLE_ANOMALIES: &[&str] = &["garbage-read"];
 
 /// Extra "is usually worse than" edges, used only to order anomalies by
 /// severity (Elle's `anomaly-severity-graph`), never for implication.
@@ -256,6 +264,11 @@ pub const DIRECT_PROHIBITIONS: Implications = &[
             "duplicate-elements",
             "cyclic-versions",
             "PL-1-cycle-exists",
+            // Not Elle's: even read uncommitted reads only values some
+            // transaction wrote, so a value nobody wrote rules out every
+            // level from PL-1 up (and, through G1a, the models that
+            // prohibit dirty reads without implying PL-1).
+            "garbage-read",
         ],
     ),
     ("prefix", &["internal", "G1a"]),

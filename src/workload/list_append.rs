@@ -6,7 +6,8 @@
 //! From the orders we derive ww (consecutive appends), wr (a read's last
 //! element) and rw (a reader of the previous state → the appender) edges, and
 //! the non-cycle anomalies: G1a, G1b, internal, future-read,
-//! duplicate-elements, incompatible-order, dirty-update, lost-update.
+//! duplicate-elements, incompatible-order, dirty-update, lost-update, and
+//! garbage-read (an element no transaction appended).
 
 use super::{Anomaly, Explain, Inference, Step};
 use crate::explain::json as js;
@@ -113,6 +114,7 @@ fn infer_with(h: &History, threads: usize) -> (Inference, ListAppend<'_>) {
         out.incompatible.extend(p.incompatible);
         out.g1a.extend(p.g1a);
         out.g1b.extend(p.g1b);
+        out.garbage.extend(p.garbage);
         out.dirty.extend(p.dirty);
         out.lost.extend(p.lost);
         out.dup_keys.extend(p.dup_keys);
@@ -136,6 +138,12 @@ fn infer_with(h: &History, threads: usize) -> (Inference, ListAppend<'_>) {
         out.g1b
             .iter()
             .map(|x| g1b_anomaly(h, x.0, x.1 as usize, x.2)),
+    );
+    out.garbage.sort_unstable();
+    anomalies.extend(
+        out.garbage
+            .iter()
+            .map(|x| garbage_anomaly(x.0, x.1 as usize, h.elems[x.2 as usize])),
     );
     for t in 0..h.txns.len() as TxnId {
         if txns[t as usize].outcome == Outcome::Ok
@@ -296,6 +304,9 @@ struct PassOut<'h> {
     g1a: Vec<(TxnId, u32, u32, TxnId)>,
     /// (reader, read mop, intermediate writer).
     g1b: Vec<(TxnId, u32, TxnId)>,
+    /// (reader, read mop, element position in `elems`): elements nobody
+    /// appended.
+    garbage: Vec<(TxnId, u32, u32)>,
     dirty: Vec<Anomaly>,
     lost: Vec<LostGroup<'h>>,
     /// Keys whose reads may hold an element twice (see `duplicate_elements`).
@@ -569,6 +580,15 @@ impl<'h, 'a> KeyPass<'h, 'a> {
             }
         }
 
+        // Garbage reads: elements no transaction appended, whatever its
+        // outcome. Every read is a prefix of the longest one unless the key
+        // is `bad`, so the longest read alone decides whether to look.
+        let unwritten = |pass: &Self, v: ValId| {
+            pass.find(v)
+                .is_none_or(|e| pass.table[e].writer_any == NONE)
+        };
+        let garbage = bad || self.order.iter().any(|&v| unwritten(self, v));
+
         // G1a and G1b: committed reads of failed or intermediate appends.
         for it in &items {
             if it.kind != MopKind::Read || it.outcome != Outcome::Ok {
@@ -577,6 +597,13 @@ impl<'h, 'a> KeyPass<'h, 'a> {
             let Observed::List { start, len } = it.value else {
                 continue;
             };
+            if garbage {
+                for j in start..start + len {
+                    if unwritten(self, h.elems[j as usize]) {
+                        out.garbage.push((it.t, it.i, j));
+                    }
+                }
+            }
             if self.any_fail {
                 for j in start..start + len {
                     if let Some(e) = self.find(h.elems[j as usize]) {
@@ -1045,6 +1072,24 @@ fn g1a_anomaly(t: TxnId, i: usize, w: TxnId, e: ValId) -> Anomaly {
     })
 }
 
+/// Garbage read: ok transaction `t`'s read (micro-op `i`) saw `e`, which no
+/// transaction in the history appended (not even a failed one, which would
+/// make it G1a).
+fn garbage_anomaly(t: TxnId, i: usize, e: ValId) -> Anomaly {
+    Anomaly::new(crate::model::anomaly::GARBAGE_READ, move |h| {
+        let m = &h.mops[i];
+        (
+            json!({"op": js::op(h, t), "mop": js::mop(h, m), "element": js::value(h, e)}),
+            format!(
+                "{} read {} and saw {}, which no transaction in the history appended",
+                js::op_edn(h, t),
+                js::mop_edn(h, m),
+                h.values.datum(e),
+            ),
+        )
+    })
+}
+
 /// G1b (intermediate read): ok transaction `t`'s read (micro-op `i`) ends
 /// with an element that `w` appended but then followed with another append
 /// to the same key.
@@ -1372,16 +1417,53 @@ mod tests {
 
     #[test]
     fn internal_is_a_read_that_contradicts_the_transactions_own_writes() {
-        let h = history("{:index 0 :type :ok :process 0 :value [[:append :x 1] [:r :x [2]]]}");
-        assert_eq!(kinds(&h), vec!["internal"]);
+        // The values read were appended (by a failed transaction, op 9), so
+        // only internal consistency is at stake.
+        let elsewhere = "{:index 9 :type :fail :process 1 :value [[:append :x 2] [:append :x 5] [:append :x 6]]}";
+        let h = history(&format!(
+            "{{:index 0 :type :ok :process 0 :value [[:append :x 1] [:r :x [2]]]}}\n{elsewhere}"
+        ));
+        assert!(kinds(&h).contains(&"internal"), "{:?}", kinds(&h));
         let (inf, _) = infer(&h);
-        assert_eq!(inf.anomalies[0].detail(&h)["expected"], json!(["...", 1]));
-        let ok = history(
-            "{:index 0 :type :ok :process 0 :value [[:r :x [5]] [:append :x 1] [:r :x [5 1]]]}",
+        let internal = inf.anomalies.iter().find(|a| a.kind == "internal").unwrap();
+        assert_eq!(internal.detail(&h)["expected"], json!(["...", 1]));
+        let ok = history(&format!(
+            "{{:index 0 :type :ok :process 0 :value [[:r :x [5]] [:append :x 1] [:r :x [5 1]]]}}\n{elsewhere}"
+        ));
+        assert!(!kinds(&ok).contains(&"internal"), "{:?}", kinds(&ok));
+        let changed = history(&format!(
+            "{{:index 0 :type :ok :process 0 :value [[:r :x [5]] [:r :x [5 6]]]}}\n{elsewhere}"
+        ));
+        assert!(kinds(&changed).contains(&"internal"));
+    }
+
+    #[test]
+    fn garbage_read_is_an_element_nobody_appended() {
+        // 9 was never appended; 3 only by a failed transaction (G1a); the
+        // empty read is the initial state.
+        let h = history(
+            "{:index 0 :type :ok :process 0 :value [[:append :x 1]]}\n\
+             {:index 1 :type :fail :process 1 :value [[:append :x 3]]}\n\
+             {:index 2 :type :ok :process 2 :value [[:r :x [1 9]] [:r :y []]]}\n\
+             {:index 3 :type :ok :process 3 :value [[:r :x [1 9 3]]]}",
         );
-        assert!(kinds(&ok).is_empty());
-        let changed = history("{:index 0 :type :ok :process 0 :value [[:r :x [5]] [:r :x [5 6]]]}");
-        assert_eq!(kinds(&changed), vec!["internal"]);
+        let (inf, _) = infer(&h);
+        let garbage: Vec<String> = inf
+            .anomalies
+            .iter()
+            .filter(|a| a.kind == "garbage-read")
+            .map(|a| a.explanation(&h))
+            .collect();
+        assert_eq!(garbage.len(), 2, "{garbage:?}");
+        assert!(garbage[0]
+            .contains("[:r :x [1 9]] and saw 9, which no transaction in the history appended"));
+        assert!(kinds(&h).contains(&"G1a"));
+        // A key appended once decides its order without reads: still seen.
+        let once = history(
+            "{:index 0 :type :ok :process 0 :value [[:append :x 1]]}\n\
+             {:index 1 :type :ok :process 1 :value [[:r :x [7]]]}",
+        );
+        assert!(kinds(&once).contains(&"garbage-read"));
     }
 
     #[test]
@@ -1629,6 +1711,7 @@ mod tests {
             "dirty-update",
             "duplicate-elements",
             "future-read",
+            "garbage-read",
             "incompatible-order",
             "internal",
             "lost-update",

@@ -14,7 +14,7 @@
 //!
 //! From the accepted (partial) version order come ww and rw edges; the
 //! non-cycle anomalies (internal, G1a, G1b, lost-update, future-read,
-//! dirty-update) are in [`anomalies`].
+//! dirty-update, garbage-read) are in [`anomalies`].
 //!
 //! Only a transaction's *external* effects on a key take part: its first
 //! micro-op on the key when that is a read (what it saw of other
@@ -159,6 +159,7 @@ pub fn infer_with<'h>(h: &'h History, opts: &RegisterOptions<'_>) -> (Inference,
     let edges = rr.edges(&amb);
     anomalies.extend(anomalies::internal(h));
     anomalies.extend(anomalies::g1a(h, &amb));
+    anomalies.extend(anomalies::garbage_reads(h, &amb));
     anomalies.extend(anomalies::g1b(h, &amb));
     anomalies.extend(anomalies::lost_updates(&rr, &amb));
     anomalies.extend(anomalies::future_reads(h, &amb));

@@ -87,6 +87,7 @@ pub fn infer(h: &History) -> (Inference, ListAppend<'_>) {
 
     let edges = la.edges();
     anomalies.extend(g1a(h));
+    anomalies.extend(garbage(h));
     anomalies.extend(g1b(h));
     for t in 0..h.txns.len() as TxnId {
         if h.txns[t as usize].outcome == Outcome::Ok {
@@ -476,6 +477,45 @@ fn g1a(h: &History) -> Vec<Anomaly> {
                         ),
                     });
                 }
+            }
+        }
+    }
+    out
+}
+
+/// Garbage read: an ok transaction read an element that no transaction, of
+/// any outcome, appended to that key.
+fn garbage(h: &History) -> Vec<Anomaly> {
+    let mut appended: FxHashSet<(KeyId, ValId)> = FxHashSet::default();
+    for t in 0..h.txns.len() as TxnId {
+        for m in h.mops(t) {
+            if let (MopKind::Append, Observed::Scalar(v)) = (m.kind, m.value) {
+                appended.insert((m.key, v));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (t, txn) in h.txns.iter().enumerate() {
+        if txn.outcome != Outcome::Ok {
+            continue;
+        }
+        let t = t as TxnId;
+        for m in h.mops(t) {
+            let Some(read) = (m.kind == MopKind::Read).then(|| h.list(m.value)).flatten() else {
+                continue;
+            };
+            for &e in read.iter().filter(|&&e| !appended.contains(&(m.key, e))) {
+                out.push(Anomaly {
+                    kind: "garbage-read",
+                    detail: json!({"op": js::op(h, t), "mop": js::mop(h, m),
+                                   "element": js::value(h, e)}),
+                    explanation: format!(
+                        "{} read {} and saw {}, which no transaction in the history appended",
+                        js::op_edn(h, t),
+                        js::mop_edn(h, m),
+                        h.values.datum(e)
+                    ),
+                });
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Register anomalies that need no cycle: internal, G1a, G1b and
 //! lost-update (as Elle's rw-register checker reports them), plus
 //! future-read and dirty-update, which Elle reports for lists only but which
-//! mean the same for registers.
+//! mean the same for registers, and garbage-read (OneLite's), which Elle
+//! does not report.
 
 use super::{read_ver, write_ver, Ambiguity, RwRegister, Ver, NIL};
 use crate::explain::json as js;
@@ -104,6 +105,41 @@ fn failed_writes(h: &History, amb: &Ambiguity) -> FxHashMap<(KeyId, ValId), TxnI
         }
     }
     failed
+}
+
+/// Garbage read: a committed transaction read a value that no transaction
+/// in the history wrote to that key, whatever its outcome (a failed writer
+/// makes it G1a instead). `nil`, the initial state, is never garbage.
+pub(crate) fn garbage_reads(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
+    let failed = failed_writes(h, amb);
+    let mut out = Vec::new();
+    for t in committed(h) {
+        for (i, m) in mop_ids(h, t) {
+            if m.kind != MopKind::Read || m.value == Observed::Nil {
+                continue;
+            }
+            let written = read_ver(h, m.value)
+                .is_some_and(|v| amb.written(m.key, v) || failed.contains_key(&(m.key, v)));
+            if written {
+                continue;
+            }
+            out.push(Anomaly::new(
+                crate::model::anomaly::GARBAGE_READ,
+                move |h| {
+                    let m = &h.mops[i];
+                    (
+                        json!({"op": js::op(h, t), "mop": js::mop(h, m)}),
+                        format!(
+                            "{} read {}, but no transaction in the history wrote that value",
+                            js::op_edn(h, t),
+                            js::mop_edn(h, m),
+                        ),
+                    )
+                },
+            ));
+        }
+    }
+    out
 }
 
 /// G1a (aborted read): a committed transaction read a value that only a

@@ -359,6 +359,86 @@ fn linearizable_keys_stale_read_is_cyclic_versions() {
 }
 
 #[test]
+fn linearizable_keys_order_reads_too() {
+    // Issue 15: T1 reads 1, T2 writes 2, T3 reads 1, in that real-time
+    // order: 1 < 2 (T1 before T2) and 2 < 1 (T2 before T3).
+    let h = H::default()
+        .inv(0, "wx1")
+        .ok(0, "wx1")
+        .inv(1, "rx_")
+        .ok(1, "rx1")
+        .inv(2, "wx2")
+        .ok(2, "wx2")
+        .inv(3, "rx_")
+        .ok(3, "rx1")
+        .build();
+    let lin = RegisterOptions {
+        linearizable_keys: true,
+        ..opts()
+    };
+    let (inf, _) = run(&h, &lin);
+    assert_eq!(kinds(&inf), vec!["cyclic-versions"]);
+    // Without the assumption, nothing is wrong.
+    let (inf, _) = run(&h, &opts());
+    assert!(kinds(&inf).is_empty());
+}
+
+#[test]
+fn linearizable_keys_look_past_a_read_modify_write() {
+    // a reads 2, then c reads 2 and writes 3, then b reads 1. c does not
+    // carry a's version on (its 2 < 3 would be wfr), so a links to b as
+    // well: 2 < 1, against 1 < 2 from the writes.
+    let base = |last: &str| {
+        H::default()
+            .inv(0, "wx1")
+            .ok(0, "wx1")
+            .inv(0, "wx2")
+            .ok(0, "wx2")
+            .inv(1, "rx_")
+            .ok(1, "rx2")
+            .inv(2, "rx_wx3")
+            .ok(2, "rx2wx3")
+            .inv(3, "rx_")
+            .ok(3, last)
+            .build()
+    };
+    let lin = RegisterOptions {
+        linearizable_keys: true,
+        ..opts()
+    };
+    let (inf, _) = run(&base("rx1"), &lin);
+    assert_eq!(kinds(&inf), vec!["cyclic-versions"]);
+    // The close case: b reads c's 3, so 2 < 3 and nothing is cyclic.
+    let h = base("rx3");
+    let (inf, order) = run(&h, &lin);
+    assert!(kinds(&inf).is_empty(), "{:?}", kinds(&inf));
+    assert!(has_order(&order, ":x", "1", "2") && has_order(&order, ":x", "2", "3"));
+}
+
+#[test]
+fn garbage_reads_are_reads_of_values_nobody_wrote() {
+    // 7 was never written; 5 was; 9 only by a failed transaction (G1a, not
+    // garbage); nil is the initial state.
+    let h = H::default()
+        .inv(0, "wx5")
+        .ok(0, "wx5")
+        .inv(1, "wy9")
+        .fail(1, "wy9")
+        .inv(2, "rx_ry_rz_")
+        .ok(2, "rx7ry9rz_")
+        .build();
+    let (inf, _) = run(&h, &opts());
+    assert_eq!(kinds(&inf), vec!["G1a", "garbage-read"]);
+    let g = of_kind(&inf, "garbage-read");
+    assert_eq!(g.len(), 1);
+    assert!(
+        g[0].explanation(&h).contains("[:r :x 7]"),
+        "{}",
+        g[0].explanation(&h)
+    );
+}
+
+#[test]
 fn cyclic_versions_sorted_as_elle_sorts_them() {
     // Elle's scc-sort-bug test: two cycles on one key, one through nil.
     let h = H::default()

@@ -289,10 +289,11 @@ struct Toucher {
     vout: Ver,
 }
 
-/// Real-time order on each key: if `a` completed before `b` was invoked,
-/// the version `a` leaves precedes the version `b` meets. Each transaction
-/// is linked to its immediate successors among those touching the key (the
-/// rest follow transitively). With `writers_only` (OneLite's
+/// Real-time order on each key, reads included (Elle's `linearizable-keys`
+/// version graphs): if `a` completed before `b` was invoked, the version `a`
+/// leaves precedes the version `b` meets. Each transaction is linked to
+/// every later one on the key except those that follow transitively, through
+/// a transaction between them that meets and leaves the key at one version. With `writers_only` (OneLite's
 /// `--realtime-versions`), only transactions that write the key take part,
 /// ordered by the versions they write.
 fn realtime(rr: &RwRegister<'_>, writers_only: bool) -> Vec<(KeyId, Ver, Ver)> {
@@ -337,15 +338,25 @@ fn realtime(rr: &RwRegister<'_>, writers_only: bool) -> Vec<(KeyId, Ver, Ver)> {
     for group in ts.chunk_by(|a, b| a.key == b.key) {
         // Transactions with no invocation cannot follow anything: they sort last.
         let cands = &group[..group.partition_point(|x| x.invoke != u64::MAX)];
+        // A transaction that meets and leaves the key at one version carries
+        // the order through: what precedes it precedes all it precedes. One
+        // that reads a version and writes another does not (that link would
+        // be wfr), so successors past it are linked directly.
         suffix_min.clear();
         suffix_min.resize(cands.len() + 1, u64::MAX);
         for i in (0..cands.len()).rev() {
-            suffix_min[i] = suffix_min[i + 1].min(cands[i].complete);
+            let c = &cands[i];
+            let through = if c.vin == c.vout {
+                c.complete
+            } else {
+                u64::MAX
+            };
+            suffix_min[i] = suffix_min[i + 1].min(through);
         }
         for a in group.iter().filter(|a| a.complete != u64::MAX) {
             let i0 = cands.partition_point(|b| b.invoke < a.complete);
-            // Nothing invoked after `bound` is an immediate successor: the
-            // transaction completing at `bound` comes between.
+            // Nothing invoked after `bound` needs a link: the transaction
+            // completing at `bound` comes between and carries the order.
             let bound = suffix_min[i0];
             for b in cands[i0..].iter().take_while(|b| b.invoke < bound) {
                 out.push((a.key, a.vout, b.vin));
