@@ -25,7 +25,8 @@ use isolde::graph::{
 use isolde::history::read::read_history;
 use isolde::history::History;
 use isolde::model::{ModelOptions, OrderGraph};
-use isolde::workload::{duplicates, list_append};
+use isolde::solver as duplicates;
+use isolde::workload::list_append;
 use oracle::gen::{self, Knobs, Spec};
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 use std::collections::BTreeSet;
