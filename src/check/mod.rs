@@ -948,11 +948,11 @@ mod garbage_tests {
             r.not
         );
         // Every format carries the explanation. (An op without `:f` prints
-        // `:f nil`, as Elle prints a Jepsen op.)
+        // without one.)
         let text = render_report(&h, &r, "t");
         assert!(text.contains("== garbage-read (1 found)"), "{text}");
         assert!(
-            text.contains("{:index 1, :time -1, :type :ok, :process 1, :f nil, :value [[:r :x 7]]} read [:r :x 7], but no transaction in the history wrote that value"),
+            text.contains("{:index 1, :time -1, :type :ok, :process 1, :value [[:r :x 7]]} read [:r :x 7], but no transaction in the history wrote that value"),
             "{text}"
         );
         let json = r.to_json(&h);
