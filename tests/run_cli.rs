@@ -8,7 +8,7 @@ mod run_support;
 
 use run_support::{server_up, temp_path};
 use std::net::TcpListener;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 const PG: &str = "postgres://postgres@127.0.0.1:5432/test";
@@ -139,7 +139,7 @@ fn ctrl_c_aborts_a_setup_the_server_never_answers() {
         }
     });
     let url = format!("mysql://root@127.0.0.1:{port}/test");
-    let mut child = bin()
+    let child = bin()
         .args(["run", "mysql", "--url", &url, "-n", "5", "-o"])
         .arg(temp_path("ctrl-c.jsonl"))
         .stderr(Stdio::piped())
@@ -147,21 +147,13 @@ fn ctrl_c_aborts_a_setup_the_server_never_answers() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(1000));
     let sent = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let o = loop {
-        if child.try_wait().unwrap().is_some() {
-            break child.wait_with_output().unwrap();
-        }
-        assert!(
-            sent.elapsed() < Duration::from_secs(3),
-            "Ctrl-C did not end setup"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    sigint(child.id());
+    let o = ended_within(
+        child,
+        sent,
+        Duration::from_secs(3),
+        "Ctrl-C did not end setup",
+    );
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{e}");
     assert!(e.contains("interrupted while setting up mysql"), "{e}");
@@ -429,7 +421,7 @@ fn ctrl_c_during_stuck_transactions_ends_the_run_on_time() {
     )
     .unwrap();
     let out = temp_path("ctrl-c-stuck.jsonl");
-    let mut child = bin()
+    let child = bin()
         .args(["run", "exec", "-n", "1000", "-p", "3", "--txn-timeout", "5"])
         .args(["--no-check", "-o"])
         .arg(&out)
@@ -441,23 +433,15 @@ fn ctrl_c_during_stuck_transactions_ends_the_run_on_time() {
     // Every client is stuck on its third transaction by now.
     std::thread::sleep(Duration::from_millis(1500));
     let sent = Instant::now();
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let o = loop {
-        if child.try_wait().unwrap().is_some() {
-            break child.wait_with_output().unwrap();
-        }
-        // The stuck transactions (5 s + 1 s), the final read (a new client
-        // answers at once).
-        assert!(
-            sent.elapsed() < Duration::from_secs(9),
-            "one Ctrl-C did not end the run"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    sigint(child.id());
+    // The stuck transactions (5 s + 1 s), the final read (a new client
+    // answers at once).
+    let o = ended_within(
+        child,
+        sent,
+        Duration::from_secs(9),
+        "one Ctrl-C did not end the run",
+    );
     let e = stderr(&o);
     // A run cut short by Ctrl-C exits 130 whatever its verdict.
     assert_eq!(o.status.code(), Some(130), "{e}");
@@ -493,6 +477,15 @@ fn isolde(args: &[&str], limit: Duration) -> Output {
     child.wait_with_output().expect("output")
 }
 
+/// The output of `child`, which must end within `limit` of `since`.
+fn ended_within(mut child: Child, since: Instant, limit: Duration, what: &str) -> Output {
+    while child.try_wait().unwrap().is_none() {
+        assert!(since.elapsed() < limit, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
 fn sigint(pid: u32) {
     let kill = Command::new("kill")
         .args(["-INT", &pid.to_string()])
@@ -508,7 +501,7 @@ fn sigint(pid: u32) {
 fn two_quick_interrupts_end_the_run_once_with_summary_and_exit_130() {
     let out = temp_path("interrupted.jsonl");
     let out_s = out.display().to_string();
-    let mut child = bin()
+    let child = bin()
         .args(["run", "sim", "--time-limit", "30", "-q", "-o", &out_s])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -519,14 +512,12 @@ fn two_quick_interrupts_end_the_run_once_with_summary_and_exit_130() {
     std::thread::sleep(Duration::from_millis(30));
     sigint(child.id());
     let sent = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            sent.elapsed() < Duration::from_secs(60),
-            "the run did not end after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = ended_within(
+        child,
+        sent,
+        Duration::from_secs(60),
+        "the run did not end after Ctrl-C",
+    );
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(130), "{e}");
     assert_eq!(e.matches("isolde: interrupted;").count(), 1, "{e}");
