@@ -39,6 +39,7 @@
 
 #![warn(missing_docs)]
 
+pub mod anomaly;
 pub mod check;
 // Internal to the binary (argument parsing, printing); not part of the API.
 #[allow(missing_docs)]

@@ -11,7 +11,7 @@ use crate::graph::{ExplainOrder, GraphBuilder, Rels};
 use crate::history::{History, MopKind, Observed, TxnId};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
 use crate::solver;
-use crate::workload::{list_append, Anomaly, Inference, RenderFn};
+use crate::workload::{list_append, Anomaly, AnomalyKind, Inference, Record};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -213,7 +213,11 @@ pub struct Finding {
     /// transactions directly (the duplicate-value solver): the transactions
     /// involved, in the order they are drawn. Empty otherwise.
     pub txns: Vec<TxnId>,
-    render: Option<Arc<RenderFn>>,
+    /// For non-cycle anomalies: what was found, as ids.
+    pub anomaly: Option<Arc<Anomaly>>,
+    /// Front-door notes built here (a cycle the search bound left
+    /// unexplained, the search timeout): detail and text.
+    note: Option<Arc<(Value, String)>>,
 }
 
 impl Finding {
@@ -222,16 +226,18 @@ impl Finding {
         Finding {
             cycle: Some(c),
             txns: Vec::new(),
-            render: None,
+            anomaly: None,
+            note: None,
         }
     }
 
-    /// A non-cycle anomaly from inference.
+    /// A non-cycle anomaly.
     pub fn of_anomaly(a: Anomaly) -> Self {
         Finding {
             cycle: None,
             txns: Vec::new(),
-            render: Some(Arc::from(a.into_render())),
+            anomaly: Some(Arc::new(a)),
+            note: None,
         }
     }
 
@@ -244,37 +250,47 @@ impl Finding {
         }
     }
 
-    /// A finding whose detail and explanation are already built.
+    /// A front-door note whose detail and explanation are already built.
     pub fn eager(detail: Value, explanation: String) -> Self {
-        Finding::of_anomaly(Anomaly::eager("", detail, explanation))
+        Finding {
+            cycle: None,
+            txns: Vec::new(),
+            anomaly: None,
+            note: Some(Arc::new((detail, explanation))),
+        }
+    }
+
+    /// Detail and explanation at once.
+    fn render(&self, h: &History) -> (Value, String) {
+        match (&self.anomaly, &self.note, &self.cycle) {
+            (Some(a), _, _) => crate::explain::anomaly::render(h, a),
+            (None, Some(n), _) => (n.0.clone(), n.1.clone()),
+            (None, None, Some(c)) => (cyc::to_json(h, c), cyc::render_text(h, c)),
+            (None, None, None) => (Value::Null, String::new()),
+        }
     }
 
     /// Elle-shaped detail: `{"cycle", "steps", "type"}` for a cycle, the
     /// anomaly's own map otherwise.
     pub fn detail(&self, h: &History) -> Value {
-        match (&self.render, &self.cycle) {
-            (Some(r), _) => r(h).0,
-            (None, Some(c)) => cyc::to_json(h, c),
-            (None, None) => Value::Null,
+        match (&self.anomaly, &self.note, &self.cycle) {
+            (None, None, Some(c)) => cyc::to_json(h, c),
+            _ => self.render(h).0,
         }
     }
 
     /// The text explanation, in Elle's words for cycles.
     pub fn explanation(&self, h: &History) -> String {
-        match (&self.render, &self.cycle) {
-            (Some(r), _) => r(h).1,
-            (None, Some(c)) => cyc::render_text(h, c),
-            (None, None) => String::new(),
+        match (&self.anomaly, &self.note, &self.cycle) {
+            (None, None, Some(c)) => cyc::render_text(h, c),
+            _ => self.render(h).1,
         }
     }
 
     /// The detail with the explanation added under `"explanation"` (the
     /// `-v` output: Elle's keys plus the text).
     pub fn detail_explained(&self, h: &History) -> Value {
-        let (mut detail, text) = match (&self.render, &self.cycle) {
-            (Some(r), _) => r(h),
-            _ => (self.detail(h), self.explanation(h)),
-        };
+        let (mut detail, text) = self.render(h);
         if let Value::Object(m) = &mut detail {
             if !text.is_empty() && !m.contains_key("explanation") {
                 m.insert("explanation".into(), Value::String(text));
@@ -646,19 +662,17 @@ fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
 /// transactions (for pictures) and renders Elle-shaped detail on demand:
 /// `{"level", "ops", "keys", "explanation"}`.
 fn duplicate_finding(level: solver::Level, a: &solver::DupAnomaly) -> Finding {
-    let (txns, keys, text) = (a.txns.clone(), a.keys.clone(), a.explanation.clone());
-    let drawn = a.txns.clone();
     Finding::of_txns(
-        drawn,
-        Anomaly::new("", move |h| {
-            let detail = json!({
-                "level": level.name(),
-                "ops": txns.iter().map(|&t| crate::explain::json::op(h, t)).collect::<Vec<_>>(),
-                "keys": keys.iter().map(|&k| crate::explain::json::key(h, k)).collect::<Vec<_>>(),
-                "explanation": text,
-            });
-            (detail, text.clone())
-        }),
+        a.txns.clone(),
+        Anomaly::new(
+            AnomalyKind::Solver,
+            Record::Solver {
+                level: level.name(),
+                txns: a.txns.as_slice().into(),
+                keys: a.keys.as_slice().into(),
+                explanation: a.explanation.clone(),
+            },
+        ),
     )
 }
 

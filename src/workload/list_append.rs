@@ -9,7 +9,7 @@
 //! duplicate-elements, incompatible-order, dirty-update, lost-update, and
 //! garbage-read (an element no transaction appended).
 
-use super::{Anomaly, Explain, Inference, Step};
+use super::{Anomaly, AnomalyKind, Explain, Inference, Record, Step};
 use crate::explain::json as js;
 use crate::graph::Rels;
 use crate::history::{History, KeyId, Mop, MopKind, Observed, Outcome, TxnId, ValId};
@@ -453,7 +453,7 @@ impl<'h, 'a> KeyPass<'h, 'a> {
                         .then(|| h.list(it.value))
                         .flatten()
                 });
-                out.incompatible.push(incompatible_order(h, k, reads));
+                out.incompatible.push(incompatible_order(k, reads));
             }
         }
 
@@ -858,11 +858,7 @@ fn repeats_a_key(mops: &[Mop]) -> bool {
 /// Elle's report for a key whose reads disagree: the first pair of distinct
 /// reads, sorted by length, where the shorter is not a prefix of the longer.
 /// `reads` are the key's ok/info list reads, in history order.
-fn incompatible_order<'a>(
-    h: &History,
-    k: KeyId,
-    all: impl Iterator<Item = &'a [ValId]>,
-) -> Anomaly {
+fn incompatible_order<'a>(k: KeyId, all: impl Iterator<Item = &'a [ValId]>) -> Anomaly {
     let mut reads: Vec<&[ValId]> = Vec::new();
     let mut seen: FxHashSet<&[ValId]> = FxHashSet::default();
     for r in all {
@@ -876,20 +872,13 @@ fn incompatible_order<'a>(
         .map(|w| (w[0], w[1]))
         .find(|(a, b)| !b.starts_with(a))
         .unwrap_or((reads[0], reads[0]));
-    let list = |r: &[ValId]| Value::Array(r.iter().map(|&v| js::value(h, v)).collect());
-    let edn = |r: &[ValId]| {
-        let xs: Vec<String> = r.iter().map(|&v| h.values.datum(v).to_string()).collect();
-        format!("[{}]", xs.join(" "))
-    };
-    Anomaly::eager(
-        "incompatible-order",
-        json!({"key": js::key(h, k), "values": [list(a), list(b)]}),
-        format!(
-            "Reads of key {} disagree on the order of appends: {} is not a prefix of {}, so no single order of appends explains both.",
-            h.keys.datum(k),
-            edn(a),
-            edn(b)
-        ),
+    Anomaly::new(
+        AnomalyKind::IncompatibleOrder,
+        Record::IncompatibleOrder {
+            key: k,
+            a: a.into(),
+            b: b.into(),
+        },
     )
 }
 

@@ -45,11 +45,8 @@ use std::collections::BTreeMap;
 
 pub use versions::Source;
 
-/// A version of a register: a value id, or [`NIL`].
-pub type Ver = u32;
-
-/// The initial (`nil`, never written) state of a register.
-pub const NIL: Ver = u32::MAX;
+/// A version of a register (a value id) and the initial `nil` one.
+pub use crate::anomaly::{Ver, NIL};
 
 /// What one transaction did to one key, seen from outside the transaction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,38 +8,29 @@ use super::*;
 /// G1a (aborted read): ok transaction `t`'s read (micro-op `i`) saw `e`,
 /// appended by `w`, a transaction that failed.
 pub(super) fn g1a_anomaly(t: TxnId, i: usize, w: TxnId, e: ValId) -> Anomaly {
-    Anomaly::new("G1a", move |h| {
-        let m = &h.mops[i];
-        (
-            json!({"op": js::op(h, t), "mop": js::mop(h, m),
-                   "writer": js::op(h, w), "element": js::value(h, e)}),
-            format!(
-                "{} read {} and saw {}, which was appended by a transaction that failed: {}",
-                js::op_edn(h, t),
-                js::mop_edn(h, m),
-                h.values.datum(e),
-                js::op_edn(h, w)
-            ),
-        )
-    })
+    Anomaly::new(
+        AnomalyKind::G1a,
+        Record::AbortedAppend {
+            reader: t,
+            mop: i as u32,
+            writer: w,
+            element: e,
+        },
+    )
 }
 
 /// Garbage read: ok transaction `t`'s read (micro-op `i`) saw `e`, which no
 /// transaction in the history appended (not even a failed one, which would
 /// make it G1a).
 pub(super) fn garbage_anomaly(t: TxnId, i: usize, e: ValId) -> Anomaly {
-    Anomaly::new(crate::model::anomaly::GARBAGE_READ, move |h| {
-        let m = &h.mops[i];
-        (
-            json!({"op": js::op(h, t), "mop": js::mop(h, m), "element": js::value(h, e)}),
-            format!(
-                "{} read {} and saw {}, which no transaction in the history appended",
-                js::op_edn(h, t),
-                js::mop_edn(h, m),
-                h.values.datum(e),
-            ),
-        )
-    })
+    Anomaly::new(
+        AnomalyKind::GarbageRead,
+        Record::UnwrittenElement {
+            reader: t,
+            mop: i as u32,
+            element: e,
+        },
+    )
 }
 
 /// G1b (intermediate read): ok transaction `t`'s read (micro-op `i`) ends
@@ -50,64 +41,42 @@ pub(super) fn g1b_anomaly(h: &History, t: TxnId, i: usize, w: TxnId) -> Anomaly 
         .list(h.mops[i].value)
         .and_then(|l| l.last())
         .expect("a G1b read is not empty");
-    Anomaly::new("G1b", move |h| {
-        let m = &h.mops[i];
-        (
-            json!({"op": js::op(h, t), "mop": js::mop(h, m),
-                   "writer": js::op(h, w), "element": js::value(h, e)}),
-            format!(
-                "{} read {}, whose last element {} was an intermediate append: its writer went on to append again to {}: {}",
-                js::op_edn(h, t),
-                js::mop_edn(h, m),
-                h.values.datum(e),
-                h.keys.datum(m.key),
-                js::op_edn(h, w)
-            ),
-        )
-    })
+    Anomaly::new(
+        AnomalyKind::G1b,
+        Record::IntermediateAppend {
+            reader: t,
+            mop: i as u32,
+            writer: w,
+            element: e,
+        },
+    )
 }
 
 /// Dirty update on key `k`: committed `t2` appended on top of a state
 /// written by the failed `failed` (`vs`: the values from that state on).
 pub(super) fn dirty_update_anomaly(k: KeyId, vs: &[ValId], failed: TxnId, t2: TxnId) -> Anomaly {
-    let vs = vs.to_vec();
-    Anomaly::new("dirty-update", move |h| {
-        (
-            json!({"key": js::key(h, k),
-                   "values": vs.iter().map(|&x| js::value(h, x)).collect::<Vec<_>>(),
-                   "txns": [js::op(h, failed), "...", js::op(h, t2)]}),
-            format!(
-                "On key {}, the committed transaction {} appended on top of a state written by the failed transaction {}",
-                h.keys.datum(k),
-                js::op_edn(h, t2),
-                js::op_edn(h, failed)
-            ),
-        )
-    })
+    Anomaly::new(
+        AnomalyKind::DirtyUpdate,
+        Record::DirtyAppend {
+            key: k,
+            values: vs.into(),
+            failed,
+            committed: t2,
+        },
+    )
 }
 
 /// Lost update: committed `txns` read the same state `read` of key `k` and
 /// all appended to it.
 pub(super) fn lost_update_anomaly(k: KeyId, read: Option<&[ValId]>, txns: &[TxnId]) -> Anomaly {
-    let read: Option<Box<[ValId]>> = read.map(Box::from);
-    let txns: Box<[TxnId]> = Box::from(txns);
-    Anomaly::new("lost-update", move |h| {
-        let value = match &read {
-            Some(l) => Value::Array(l.iter().map(|&v| js::value(h, v)).collect()),
-            None => Value::Null,
-        };
-        (
-            json!({"key": js::key(h, k), "value": value,
-                   "txns": txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>()}),
-            format!(
-                "{} transactions read the same state of key {} ({}) and each appended to it, so all but one update was lost: {}",
-                txns.len(),
-                h.keys.datum(k),
-                value,
-                txns.iter().map(|&t| js::op_edn(h, t)).collect::<Vec<_>>().join(", ")
-            ),
-        )
-    })
+    Anomaly::new(
+        AnomalyKind::LostUpdate,
+        Record::LostAppends {
+            key: k,
+            read: read.map(Box::from),
+            txns: txns.into(),
+        },
+    )
 }
 
 /// What a transaction expects a key to hold, from its own earlier reads and
@@ -123,7 +92,8 @@ enum Expected {
 /// say the key is empty).
 pub(super) fn internal(h: &History, t: TxnId) -> Option<Anomaly> {
     let mut state: FxHashMap<KeyId, Expected> = FxHashMap::default();
-    for m in h.mops(t) {
+    let start = h.txns[t as usize].mops_start;
+    for (j, m) in (start..).zip(h.mops(t)) {
         match (m.kind, m.value) {
             (MopKind::Append, Observed::Scalar(v)) => match state.get_mut(&m.key) {
                 Some(Expected::Whole(xs)) | Some(Expected::Tail(xs)) => xs.push(v),
@@ -139,26 +109,18 @@ pub(super) fn internal(h: &History, t: TxnId) -> Option<Anomaly> {
                     Some(Expected::Tail(xs)) => read.ends_with(xs),
                 };
                 if !ok {
-                    let expected = match &state[&m.key] {
-                        Expected::Whole(xs) => {
-                            Value::Array(xs.iter().map(|&v| js::value(h, v)).collect())
-                        }
-                        Expected::Tail(xs) => Value::Array(
-                            std::iter::once(json!("..."))
-                                .chain(xs.iter().map(|&v| js::value(h, v)))
-                                .collect(),
-                        ),
+                    let (expected, tail) = match &state[&m.key] {
+                        Expected::Whole(xs) => (xs.as_slice().into(), false),
+                        Expected::Tail(xs) => (xs.as_slice().into(), true),
                     };
-                    return Some(Anomaly::eager(
-                        "internal",
-                        json!({"op": js::op(h, t), "mop": js::mop(h, m), "expected": expected}),
-                        format!(
-                            "{} read {}, but its own earlier reads and appends of {} imply {}",
-                            js::op_edn(h, t),
-                            js::mop_edn(h, m),
-                            h.keys.datum(m.key),
-                            expected
-                        ),
+                    return Some(Anomaly::new(
+                        AnomalyKind::Internal,
+                        Record::InternalList {
+                            reader: t,
+                            mop: j,
+                            expected,
+                            tail,
+                        },
                     ));
                 }
                 state.insert(m.key, Expected::Whole(read.to_vec()));
@@ -185,16 +147,13 @@ pub(super) fn future_read(h: &History, t: TxnId) -> Option<Anomaly> {
             }
             (MopKind::Append, Observed::Scalar(v)) => {
                 if let Some(&ri) = seen.get(&(m.key, v)) {
-                    let read: &Mop = &mops[ri];
-                    return Some(Anomaly::eager(
-                        "future-read",
-                        json!({"op": js::op(h, t), "mop": js::mop(h, read), "element": js::value(h, v)}),
-                        format!(
-                            "{} read {}, which already contains {}, an element the same transaction appends only later",
-                            js::op_edn(h, t),
-                            js::mop_edn(h, read),
-                            h.values.datum(v)
-                        ),
+                    return Some(Anomaly::new(
+                        AnomalyKind::FutureRead,
+                        Record::FutureAppend {
+                            reader: t,
+                            mop: h.txns[t as usize].mops_start + ri as u32,
+                            element: v,
+                        },
                     ));
                 }
             }
@@ -220,7 +179,8 @@ pub(super) fn duplicate_elements(h: &History, check: &[bool]) -> Vec<Anomaly> {
             continue;
         }
         let t = t as TxnId;
-        for m in h.mops(t) {
+        let start = h.txns[t as usize].mops_start;
+        for (j, m) in (start..).zip(h.mops(t)) {
             if m.kind != MopKind::Read || !check[m.key as usize] {
                 continue;
             }
@@ -246,19 +206,13 @@ pub(super) fn duplicate_elements(h: &History, check: &[bool]) -> Vec<Anomaly> {
                 continue;
             }
             dups.sort_by(|a, b| h.values.datum(a.0).cmp(h.values.datum(b.0)));
-            let mut map = serde_json::Map::new();
-            for &(e, c) in &dups {
-                map.insert(h.values.datum(e).to_string(), json!(c));
-            }
-            out.push(Anomaly::eager(
-                "duplicate-elements",
-                json!({"op": js::op(h, t), "mop": js::mop(h, m), "duplicates": map}),
-                format!(
-                    "{} read {}, which holds {} more than once, though every value is appended once",
-                    js::op_edn(h, t),
-                    js::mop_edn(h, m),
-                    dups.iter().map(|&(e, _)| h.values.datum(e).to_string()).collect::<Vec<_>>().join(", ")
-                ),
+            out.push(Anomaly::new(
+                AnomalyKind::DuplicateElements,
+                Record::DuplicateElements {
+                    reader: t,
+                    mop: j,
+                    duplicates: dups.into(),
+                },
             ));
         }
     }

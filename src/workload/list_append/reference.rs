@@ -7,13 +7,19 @@
 use crate::explain::json as js;
 use crate::graph::Rels;
 use crate::history::{History, KeyId, Mop, MopKind, Observed, Outcome, TxnId, ValId};
-use crate::workload::{Explain, Inference, Step};
+use crate::workload::{Explain, Step};
 
 /// The reference builds every anomaly eagerly, as it always did.
-struct Anomaly {
-    kind: &'static str,
-    detail: Value,
-    explanation: String,
+pub struct Anomaly {
+    pub kind: &'static str,
+    pub detail: Value,
+    pub explanation: String,
+}
+
+/// What the reference infers: edges, and anomalies already rendered.
+pub struct Reference {
+    pub edges: Vec<(TxnId, TxnId, Rels)>,
+    pub anomalies: Vec<Anomaly>,
 }
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Value};
@@ -45,7 +51,7 @@ fn possible(o: Outcome) -> bool {
 
 /// Runs list-append inference: edges, non-cycle anomalies, and the indices
 /// that explain the edges.
-pub fn infer(h: &History) -> (Inference, ListAppend<'_>) {
+pub fn infer(h: &History) -> (Reference, ListAppend<'_>) {
     let mut anomalies = Vec::new();
     let (order, incompatible) = version_orders(h, |t| possible(h.txns[t as usize].outcome), false);
     anomalies.extend(incompatible);
@@ -98,11 +104,7 @@ pub fn infer(h: &History) -> (Inference, ListAppend<'_>) {
     anomalies.extend(duplicate_elements(h));
     anomalies.extend(dirty_updates(h));
     anomalies.extend(lost_updates(h));
-    let anomalies = anomalies
-        .into_iter()
-        .map(|a| crate::workload::Anomaly::eager(a.kind, a.detail, a.explanation))
-        .collect();
-    (Inference { edges, anomalies }, la)
+    (Reference { edges, anomalies }, la)
 }
 
 /// Version orders per key from the reads of the transactions `include`

@@ -5,27 +5,9 @@
 //! does not report.
 
 use super::{read_ver, write_ver, Ambiguity, RwRegister, Ver, NIL};
-use crate::explain::json as js;
 use crate::history::{History, KeyId, Mop, MopKind, Observed, Outcome, TxnId, ValId};
-use crate::workload::Anomaly;
+use crate::workload::{Anomaly, AnomalyKind, Record};
 use rustc_hash::FxHashMap;
-use serde_json::{json, Value};
-
-fn ver_json(h: &History, v: Ver) -> Value {
-    if v == NIL {
-        Value::Null
-    } else {
-        js::value(h, v)
-    }
-}
-
-fn ver_text(h: &History, v: Ver) -> String {
-    if v == NIL {
-        "nil".into()
-    } else {
-        h.values.datum(v).to_string()
-    }
-}
 
 fn committed(h: &History) -> impl Iterator<Item = TxnId> + '_ {
     (0..h.txns.len() as TxnId).filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
@@ -52,7 +34,8 @@ pub(crate) fn internal(h: &History) -> Vec<Anomaly> {
             continue;
         }
         let mut state: FxHashMap<KeyId, Ver> = FxHashMap::default();
-        for m in mops {
+        let start = h.txns[t as usize].mops_start;
+        for (j, m) in (start..).zip(mops) {
             match m.kind {
                 MopKind::Write => {
                     state.insert(m.key, write_ver(m.value));
@@ -64,17 +47,13 @@ pub(crate) fn internal(h: &History) -> Vec<Anomaly> {
                     };
                     match state.insert(m.key, v) {
                         Some(expected) if expected != v => {
-                            out.push(Anomaly::eager(
-                                "internal",
-                                json!({"op": js::op(h, t), "mop": js::mop(h, m),
-                                               "expected": ver_json(h, expected)}),
-                                format!(
-                                    "{} read {}, but its own earlier read or write of {} says the key holds {}",
-                                    js::op_edn(h, t),
-                                    js::mop_edn(h, m),
-                                    h.keys.datum(m.key),
-                                    ver_text(h, expected)
-                                ),
+                            out.push(Anomaly::new(
+                                AnomalyKind::Internal,
+                                Record::InternalRegister {
+                                    reader: t,
+                                    mop: j,
+                                    expected,
+                                },
                             ));
                             break;
                         }
@@ -124,17 +103,10 @@ pub(crate) fn garbage_reads(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
                 continue;
             }
             out.push(Anomaly::new(
-                crate::model::anomaly::GARBAGE_READ,
-                move |h| {
-                    let m = &h.mops[i];
-                    (
-                        json!({"op": js::op(h, t), "mop": js::mop(h, m)}),
-                        format!(
-                            "{} read {}, but no transaction in the history wrote that value",
-                            js::op_edn(h, t),
-                            js::mop_edn(h, m),
-                        ),
-                    )
+                AnomalyKind::GarbageRead,
+                Record::UnwrittenValue {
+                    reader: t,
+                    mop: i as u32,
                 },
             ));
         }
@@ -158,19 +130,14 @@ pub(crate) fn g1a(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
             let Some(&w) = failed.get(&(m.key, v)) else {
                 continue;
             };
-            out.push(Anomaly::new("G1a", move |h| {
-                let m = &h.mops[i];
-                (
-                    json!({"op": js::op(h, t), "writer": js::op(h, w), "mop": js::mop(h, m)}),
-                    format!(
-                        "{} read {}, but {} was written only by a transaction that failed: {}",
-                        js::op_edn(h, t),
-                        js::mop_edn(h, m),
-                        h.values.datum(v),
-                        js::op_edn(h, w)
-                    ),
-                )
-            }));
+            out.push(Anomaly::new(
+                AnomalyKind::G1a,
+                Record::AbortedWrite {
+                    reader: t,
+                    mop: i as u32,
+                    writer: w,
+                },
+            ));
         }
     }
     out
@@ -231,21 +198,15 @@ pub(crate) fn g1b(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
             if w == t || other {
                 continue;
             }
-            out.push(Anomaly::new("G1b", move |h| {
-                let m = &h.mops[i];
-                (
-                    json!({"op": js::op(h, t), "writer": js::op(h, w), "mop": js::mop(h, m)}),
-                    format!(
-                        "{} read {}, but {} was an intermediate write: its writer went on to write {} to {}: {}",
-                        js::op_edn(h, t),
-                        js::mop_edn(h, m),
-                        h.values.datum(v),
-                        ver_text(h, next),
-                        h.keys.datum(m.key),
-                        js::op_edn(h, w)
-                    ),
-                )
-            }));
+            out.push(Anomaly::new(
+                AnomalyKind::G1b,
+                Record::IntermediateWrite {
+                    reader: t,
+                    mop: i as u32,
+                    writer: w,
+                    next,
+                },
+            ));
         }
     }
     out
@@ -300,19 +261,14 @@ pub(crate) fn lost_updates(rr: &RwRegister<'_>, amb: &Ambiguity) -> Vec<Anomaly>
         if txns.len() < 2 {
             continue;
         }
-        out.push(Anomaly::new("lost-update", move |h| {
-            (
-                json!({"key": js::key(h, k), "value": ver_json(h, v),
-                       "txns": txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>()}),
-                format!(
-                    "{} committed transactions read key {} = {} and each wrote it, so all but one of their updates were lost: {}",
-                    txns.len(),
-                    h.keys.datum(k),
-                    ver_text(h, v),
-                    txns.iter().map(|&t| js::op_edn(h, t)).collect::<Vec<_>>().join(", ")
-                ),
-            )
-        }));
+        out.push(Anomaly::new(
+            AnomalyKind::LostUpdate,
+            Record::LostWrites {
+                key: k,
+                value: v,
+                txns: txns.into(),
+            },
+        ));
     }
     out
 }
@@ -328,7 +284,7 @@ pub(crate) fn future_reads(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
             continue;
         }
         written.clear();
-        let mut found: Option<&Mop> = None;
+        let mut found: Option<u32> = None;
         for (i, m) in mops.iter().enumerate() {
             match (m.kind, m.value) {
                 (MopKind::Write, Observed::Scalar(v)) => written.push((m.key, v)),
@@ -340,7 +296,7 @@ pub(crate) fn future_reads(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
                         .iter()
                         .any(|x| x.kind == MopKind::Write && x.key == m.key && x.value == m.value);
                     if later {
-                        found = Some(m);
+                        found = Some(h.txns[t as usize].mops_start + i as u32);
                         break;
                     }
                 }
@@ -348,14 +304,9 @@ pub(crate) fn future_reads(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
             }
         }
         let Some(m) = found else { continue };
-        out.push(Anomaly::eager(
-            "future-read",
-            json!({"op": js::op(h, t), "mop": js::mop(h, m), "value": js::observed(h, m.value)}),
-            format!(
-                "{} read {}, a value that the same transaction writes only later",
-                js::op_edn(h, t),
-                js::mop_edn(h, m)
-            ),
+        out.push(Anomaly::new(
+            AnomalyKind::FutureRead,
+            Record::FutureWrite { reader: t, mop: m },
         ));
     }
     out
@@ -379,22 +330,16 @@ pub(crate) fn dirty_updates(rr: &RwRegister<'_>, amb: &Ambiguity) -> Vec<Anomaly
             let Some(&f) = failed.get(&(e.key, r)) else {
                 continue;
             };
-            let key = e.key;
-            out.push(Anomaly::new("dirty-update", move |h| {
-                (
-                    json!({"key": js::key(h, key),
-                           "values": [ver_json(h, r), ver_json(h, w)],
-                           "txns": [js::op(h, f), js::op(h, t)]}),
-                    format!(
-                        "On key {}, the committed transaction {} read {}, written by the failed transaction {}, and wrote {} over it",
-                        h.keys.datum(key),
-                        js::op_edn(h, t),
-                        ver_text(h, r),
-                        js::op_edn(h, f),
-                        ver_text(h, w)
-                    ),
-                )
-            }));
+            out.push(Anomaly::new(
+                AnomalyKind::DirtyUpdate,
+                Record::DirtyWrite {
+                    key: e.key,
+                    read: r,
+                    wrote: w,
+                    failed: f,
+                    committed: t,
+                },
+            ));
         }
     }
     out

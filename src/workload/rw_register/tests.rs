@@ -3,6 +3,7 @@
 //! `[[:w :x 1] [:r :y nil]]`.
 
 use super::*;
+use crate::explain::anomaly::Rendered;
 use crate::history::read::read_history;
 use crate::workload::Anomaly;
 
@@ -101,11 +102,14 @@ fn edges(h: &History, inf: &Inference) -> Vec<(i64, i64, &'static str)> {
 }
 
 fn kinds(inf: &Inference) -> Vec<&'static str> {
-    inf.anomalies.iter().map(|a| a.kind).collect()
+    inf.anomalies.iter().map(|a| a.kind.name()).collect()
 }
 
 fn of_kind<'a>(inf: &'a Inference, kind: &str) -> Vec<&'a Anomaly> {
-    inf.anomalies.iter().filter(|a| a.kind == kind).collect()
+    inf.anomalies
+        .iter()
+        .filter(|a| a.kind.name() == kind)
+        .collect()
 }
 
 fn v(x: &str) -> Option<String> {

@@ -5,12 +5,10 @@
 //! `cyclic-versions` (naming the sources that took part).
 
 use super::{Ambiguity, Ext, RegisterOptions, RwRegister, VEdge, Ver, NIL};
-use crate::explain::json as js;
 use crate::graph::{sccs, DepGraph, GraphBuilder, Rels};
 use crate::history::{Datum, History, KeyId, Outcome, Process, TxnId};
-use crate::workload::Anomaly;
+use crate::workload::{Anomaly, AnomalyKind, Record};
 use rustc_hash::FxHashMap;
-use serde_json::{json, Value};
 
 /// Where a version-order edge comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +110,7 @@ pub(crate) fn infer_order(
             let mut names = found.sources.clone();
             names.push(src.name());
             for c in cycles {
-                found.cyclic.push(cyclic_anomaly(h, &c, &names));
+                found.cyclic.push(cyclic_anomaly(&c, &names));
             }
         }
     }
@@ -516,34 +514,14 @@ fn cycle_in(g: &DepGraph, comp: &[u32]) -> Vec<u32> {
 }
 
 /// Elle's `cyclic-versions` anomaly: `{key, scc, sources}`.
-fn cyclic_anomaly(h: &History, c: &CyclicKey, sources: &[&'static str]) -> Anomaly {
-    let json_ver = |v: Ver| {
-        if v == NIL {
-            Value::Null
-        } else {
-            js::value(h, v)
-        }
-    };
-    let text_ver = |v: Ver| {
-        if v == NIL {
-            "nil".to_string()
-        } else {
-            h.values.datum(v).to_string()
-        }
-    };
-    let cycle: Vec<String> = c.cycle.iter().map(|&v| text_ver(v)).collect();
-    Anomaly::eager(
-        "cyclic-versions",
-        json!({
-            "key": js::key(h, c.key),
-            "scc": c.scc.iter().map(|&v| json_ver(v)).collect::<Vec<_>>(),
-            "sources": sources,
-        }),
-        format!(
-            "The versions of key {} cannot be ordered: assuming {}, {} would each precede the next, around a cycle.",
-            h.keys.datum(c.key),
-            sources.join(", "),
-            cycle.join(" < ")
-        ),
+fn cyclic_anomaly(c: &CyclicKey, sources: &[&'static str]) -> Anomaly {
+    Anomaly::new(
+        AnomalyKind::CyclicVersions,
+        Record::CyclicVersions {
+            key: c.key,
+            scc: c.scc.as_slice().into(),
+            cycle: c.cycle.as_slice().into(),
+            sources: sources.into(),
+        },
     )
 }
