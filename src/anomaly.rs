@@ -285,32 +285,116 @@ impl Anomaly {
         Anomaly { kind, record }
     }
 
-    /// The transactions the anomaly names, for pictures: the reader and
-    /// writer, or the group.
+    /// The transactions the anomaly names, in the order they are drawn:
+    /// the writer before the reader (G1a, G1b), else the reader, or the
+    /// group (its first and last for a dirty update).
     pub fn txns(&self) -> Vec<TxnId> {
+        self.involved().into_iter().map(|i| i.txn).collect()
+    }
+
+    /// Who the anomaly names and which of their micro-ops show it, in the
+    /// order they are drawn (see [`Anomaly::txns`]).
+    pub fn involved(&self) -> Vec<Involved> {
         use Record::*;
-        match &self.record {
-            AbortedAppend { reader, writer, .. }
-            | IntermediateAppend { reader, writer, .. }
-            | AbortedWrite { reader, writer, .. }
-            | IntermediateWrite { reader, writer, .. } => vec![*reader, *writer],
-            UnwrittenElement { reader, .. }
-            | InternalList { reader, .. }
-            | FutureAppend { reader, .. }
-            | DuplicateElements { reader, .. }
-            | InternalRegister { reader, .. }
-            | UnwrittenValue { reader, .. }
-            | FutureWrite { reader, .. } => vec![*reader],
+        let one = |role, txn, mops: Vec<Marked>| Involved { role, txn, mops };
+        let group = |ts: &[TxnId]| {
+            ts.iter()
+                .map(|&t| one(Role::Txn, t, Vec::new()))
+                .collect::<Vec<_>>()
+        };
+        let reader = |t, mop| one(Role::Reader, t, vec![Marked::Mop(mop)]);
+        let writer = |w, mop, element| {
+            one(
+                Role::Writer,
+                w,
+                vec![Marked::WriteOf { read: mop, element }],
+            )
+        };
+        let mut out = match &self.record {
+            AbortedAppend {
+                reader: r,
+                mop,
+                writer: w,
+                element,
+            }
+            | IntermediateAppend {
+                reader: r,
+                mop,
+                writer: w,
+                element,
+            } => vec![writer(*w, *mop, Some(*element)), reader(*r, *mop)],
+            AbortedWrite {
+                reader: r,
+                mop,
+                writer: w,
+            }
+            | IntermediateWrite {
+                reader: r,
+                mop,
+                writer: w,
+                ..
+            } => vec![writer(*w, *mop, None), reader(*r, *mop)],
+            UnwrittenElement { reader: r, mop, .. }
+            | InternalList { reader: r, mop, .. }
+            | FutureAppend { reader: r, mop, .. }
+            | DuplicateElements { reader: r, mop, .. }
+            | InternalRegister { reader: r, mop, .. }
+            | UnwrittenValue { reader: r, mop }
+            | FutureWrite { reader: r, mop } => vec![reader(*r, *mop)],
             DirtyAppend {
                 failed, committed, ..
             }
             | DirtyWrite {
                 failed, committed, ..
-            } => vec![*failed, *committed],
-            LostAppends { txns, .. } | LostWrites { txns, .. } | Solver { txns, .. } => {
-                txns.to_vec()
-            }
+            } => group(&[*failed, *committed]),
+            LostAppends { txns, .. } | LostWrites { txns, .. } | Solver { txns, .. } => group(txns),
             IncompatibleOrder { .. } | CyclicVersions { .. } => Vec::new(),
-        }
+        };
+        // One box per transaction: a transaction that read its own write
+        // is drawn once, as the writer.
+        let mut seen: Vec<TxnId> = Vec::new();
+        out.retain(|i| {
+            let new = !seen.contains(&i.txn);
+            seen.push(i.txn);
+            new
+        });
+        out
     }
+}
+
+/// A transaction's part in an anomaly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Wrote what the reader saw.
+    Writer,
+    /// Read and shows the anomaly.
+    Reader,
+    /// One of a group (lost update, dirty update, a solver's reason).
+    Txn,
+}
+
+/// Micro-ops of an involved transaction to mark in a picture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marked {
+    /// This micro-op (an index into `History::mops`).
+    Mop(u32),
+    /// The writes of the value the read `read` saw: of `element` when
+    /// given (a list element), else of the value the read returned.
+    WriteOf {
+        /// The read (an index into `History::mops`).
+        read: u32,
+        /// The list element seen, for list appends.
+        element: Option<ValId>,
+    },
+}
+
+/// One transaction an anomaly names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Involved {
+    /// Its part.
+    pub role: Role,
+    /// The transaction.
+    pub txn: TxnId,
+    /// What to mark in it.
+    pub mops: Vec<Marked>,
 }

@@ -3,11 +3,11 @@
 //! the transactions it names.
 
 use super::svg::{clip, esc, num, text_width, Svg, TxnBox};
+use crate::anomaly::{Involved, Marked, Role};
 use crate::evidence::Step;
 use crate::explain::cycle::ExplainedCycle;
-use crate::explain::json as js;
 use crate::graph::Rels;
-use crate::history::{History, MopKind, TxnId};
+use crate::history::{History, MopKind, Observed};
 use serde_json::Value;
 
 const LABEL_FONT: f64 = 11.0;
@@ -386,97 +386,60 @@ fn message_svg(msg: &str) -> String {
     )
 }
 
-/// Transactions an anomaly's detail names, as `(role, txn)`: its `writer`,
-/// its `op`, and the ops of `txns`, each op looked up by its `index`; the
-/// first [`ANOMALY_MAX_TXNS`] only.
-pub(crate) fn detail_txns(
-    detail: &Value,
-    by_index: &dyn Fn(i64) -> Option<TxnId>,
-) -> Vec<(String, TxnId)> {
-    let op = |v: &Value| v.get("index").and_then(Value::as_i64).and_then(by_index);
-    let mut out: Vec<(String, TxnId)> = Vec::new();
-    // At most ANOMALY_MAX_TXNS are drawn, so the search for duplicates stays short.
-    let mut push = |role: &str, t: TxnId| {
-        if out.len() < ANOMALY_MAX_TXNS && !out.iter().any(|(_, u)| *u == t) {
-            out.push((role.to_string(), t));
-        }
-    };
-    if let Some(t) = detail.get("writer").and_then(op) {
-        push("writer", t);
-    }
-    if let Some(t) = detail.get("op").and_then(op) {
-        push("op", t);
-    }
-    if let Some(Value::Array(ts)) = detail.get("txns") {
-        for t in ts.iter().filter_map(op) {
-            push("txn", t);
+/// Positions (within `t`) of the micro-ops to mark for one involved
+/// transaction: the read itself, or the writer's writes of what it saw.
+fn marked_mops(h: &History, inv: &Involved) -> Vec<usize> {
+    let start = h.txns[inv.txn as usize].mops_start as usize;
+    let mops = h.mops(inv.txn);
+    let mut out = Vec::new();
+    for m in &inv.mops {
+        match *m {
+            Marked::Mop(i) => {
+                out.extend((i as usize).checked_sub(start).filter(|&j| j < mops.len()))
+            }
+            Marked::WriteOf { read, element } => {
+                let r = &h.mops[read as usize];
+                let seen = match element {
+                    Some(e) => Observed::Scalar(e),
+                    None => r.value,
+                };
+                out.extend(
+                    mops.iter()
+                        .enumerate()
+                        .filter(|(_, w)| {
+                            w.kind != MopKind::Read && w.key == r.key && w.value == seen
+                        })
+                        .map(|(j, _)| j),
+                );
+            }
         }
     }
     out
 }
 
-/// Positions of the micro-ops an anomaly's detail points at in one of its
-/// transactions: in the `op`, the detail's `mop`; in the `writer`, its write
-/// of the value read (the detail's `element`, else the `mop`'s value).
-fn detail_mops(h: &History, t: TxnId, role: &str, detail: &Value) -> Vec<usize> {
-    let Some(mop) = detail.get("mop") else {
-        return vec![];
-    };
-    let mops = h.mops(t);
-    match role {
-        "op" => mops
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| js::mop(h, m) == *mop)
-            .map(|(i, _)| i)
-            .collect(),
-        "writer" => {
-            let (Some(key), Some(value)) =
-                (mop.get(1), detail.get("element").or_else(|| mop.get(2)))
-            else {
-                return vec![];
-            };
-            mops.iter()
-                .enumerate()
-                .filter(|(_, m)| {
-                    m.kind != MopKind::Read
-                        && js::key(h, m.key) == *key
-                        && js::observed(h, m.value) == *value
-                })
-                .map(|(i, _)| i)
-                .collect()
-        }
-        _ => vec![],
-    }
-}
-
 /// Most transactions drawn for one non-cycle anomaly.
 pub(crate) const ANOMALY_MAX_TXNS: usize = 8;
 
-/// The diagram of a non-cycle anomaly, when its detail names transactions:
+/// The diagram of a non-cycle anomaly, when it names transactions:
 /// writer → reader (G1a, G1b, ...) with an edge naming the anomaly, else the
 /// named transactions side by side. `None` when it names none.
-pub(crate) fn anomaly_svg(
-    h: &History,
-    kind: &str,
-    named: &[(String, TxnId)],
-    detail: &Value,
-) -> Option<String> {
-    if named.is_empty() {
+pub(crate) fn anomaly_svg(h: &History, kind: &str, involved: &[Involved]) -> Option<String> {
+    if involved.is_empty() {
         return None;
     }
-    let named = &named[..named.len().min(ANOMALY_MAX_TXNS)];
-    let writer_reader = named.len() >= 2 && named[0].0 == "writer" && named[1].0 == "op";
-    let boxes: Vec<TxnBox> = named
+    let involved = &involved[..involved.len().min(ANOMALY_MAX_TXNS)];
+    let writer_reader =
+        involved.len() >= 2 && involved[0].role == Role::Writer && involved[1].role == Role::Reader;
+    let boxes: Vec<TxnBox> = involved
         .iter()
         .enumerate()
-        .map(|(i, (_, t))| {
+        .map(|(i, inv)| {
             let label = match (writer_reader, i) {
                 (true, 0) => "T1 (writer)".to_string(),
                 (true, 1) => "T2 (reader)".to_string(),
                 _ => format!("T{}", i + 1),
             };
-            TxnBox::new(h, *t, &label, &detail_mops(h, *t, &named[i].0, detail))
+            TxnBox::new(h, inv.txn, &label, &marked_mops(h, inv))
         })
         .collect();
     let mut centres = Vec::with_capacity(boxes.len());
@@ -509,6 +472,7 @@ pub(crate) fn anomaly_svg(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::anomaly::{Anomaly, AnomalyKind, Record};
     use crate::history::read::read_history;
 
     fn history(edn: &str) -> History {
@@ -615,22 +579,30 @@ mod tests {
     }
 
     #[test]
-    fn writer_to_reader_diagram_for_g1a_detail() {
+    fn writer_to_reader_diagram_for_g1a() {
         let h = history(G1C);
-        let detail = serde_json::json!({"op": {"index": 0}, "writer": {"index": 1},
-                                        "mop": ["r", "y", [1]], "element": 1});
-        let by_index = |i: i64| h.txns.iter().position(|t| t.index == i).map(|p| p as TxnId);
-        let named = detail_txns(&detail, &by_index);
-        assert_eq!(
-            named,
-            vec![("writer".to_string(), 1), ("op".to_string(), 0)]
+        // T0 read y = [1], which T1 appended (as if T1 had failed).
+        let read = h.txns[0].mops_start + 1;
+        let a = Anomaly::new(
+            AnomalyKind::G1a,
+            Record::AbortedAppend {
+                reader: 0,
+                mop: read,
+                writer: 1,
+                element: h.list(h.mops[read as usize].value).unwrap()[0],
+            },
         );
-        let svg = anomaly_svg(&h, "G1a", &named, &detail).unwrap();
+        let involved = a.involved();
+        assert_eq!(
+            involved.iter().map(|i| (i.role, i.txn)).collect::<Vec<_>>(),
+            vec![(Role::Writer, 1), (Role::Reader, 0)]
+        );
+        let svg = anomaly_svg(&h, "G1a", &involved).unwrap();
         let doc = roxmltree::Document::parse(&svg).unwrap();
         assert!(doc
             .descendants()
             .any(|n| n.has_tag_name("text") && n.text() == Some("G1a")));
-        assert!(anomaly_svg(&h, "incompatible-order", &[], &Value::Null).is_none());
+        assert!(anomaly_svg(&h, "incompatible-order", &[]).is_none());
         // The read in the reader and the append of the element in the writer
         // are drawn bold.
         let bold: Vec<&str> = doc

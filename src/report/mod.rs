@@ -33,7 +33,6 @@ mod timeline;
 
 use crate::check::{Finding, Report};
 use crate::history::{History, TxnId};
-use rustc_hash::FxHashMap;
 use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -183,8 +182,6 @@ pub fn write_report(
     };
     fs::create_dir_all(dir)?;
     let mut written = Vec::new();
-    // Anomaly details name ops by `index`; built only when needed.
-    let mut by_index: Option<FxHashMap<i64, TxnId>> = None;
     // Diagrams left out by the plot bounds, said on the page.
     let mut skipped: Vec<String> = Vec::new();
     let mut kinds: Vec<&String> = r.anomalies.keys().collect();
@@ -224,22 +221,16 @@ pub fn write_report(
                     (Some(diagram::cycle_svg(h, c)), involved)
                 }
                 None => {
-                    let ix = by_index.get_or_insert_with(|| index_map(h));
-                    let detail = f.detail(h);
-                    let named = if f.txns.is_empty() {
-                        diagram::detail_txns(&detail, &|i| ix.get(&i).copied())
-                    } else {
-                        f.txns
-                            .iter()
-                            .take(diagram::ANOMALY_MAX_TXNS)
-                            .map(|&t| ("txn".to_string(), t))
-                            .collect()
+                    let named = match &f.anomaly {
+                        Some(a) => a.involved(),
+                        None => Vec::new(),
                     };
-                    let picture = diagram::anomaly_svg(h, kind, &named, &detail);
+                    let picture = diagram::anomaly_svg(h, kind, &named);
                     let involved = named
                         .iter()
+                        .take(diagram::ANOMALY_MAX_TXNS)
                         .enumerate()
-                        .map(|(j, (_, t))| (format!("T{}", j + 1), *t))
+                        .map(|(j, inv)| (format!("T{}", j + 1), inv.txn))
                         .collect();
                     (picture, involved)
                 }
@@ -305,21 +296,6 @@ pub fn write_report(
     fs::write(dir.join("index.html"), page)?;
     written.push("index.html".into());
     Ok(written)
-}
-
-/// Op `:index` → transaction, for completions and invocations.
-fn index_map(h: &History) -> FxHashMap<i64, TxnId> {
-    let mut m = FxHashMap::default();
-    for (t, txn) in h.txns.iter().enumerate() {
-        if let Some(i) = txn.invoke_index {
-            m.entry(i).or_insert(t as TxnId);
-        }
-    }
-    // Completion indices win: that is how explanations print ops.
-    for (t, txn) in h.txns.iter().enumerate() {
-        m.insert(txn.index, t as TxnId);
-    }
-    m
 }
 
 /// The `width` attribute of an SVG document written by [`svg::Svg`].
