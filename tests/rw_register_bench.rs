@@ -162,7 +162,9 @@ fn bench_100k_register_history() {
         assert!(
             inf.anomalies.is_empty(),
             "{:?}",
-            inf.anomalies.first().map(|a| a.explanation(&h))
+            inf.anomalies
+                .first()
+                .map(|a| isolde::explain::anomaly::explanation(&h, a))
         );
     }
 
