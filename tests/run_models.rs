@@ -204,3 +204,26 @@ fn bad_model_options_are_refused() {
         assert!(e.contains(flag), "{flag}: {e}");
     }
 }
+
+/// The exec protocol's model ops, through examples/sqlite_models_client.py.
+#[test]
+fn exec_speaks_the_model_ops() {
+    if !run_support::python_available() {
+        return;
+    }
+    let client = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sqlite_models_client.py");
+    for w in ["bank", "counter", "set", "long-fork"] {
+        let db = run_support::temp_path(&format!("exec-{w}.db"));
+        let db_s = db.display().to_string();
+        let r = run(
+            &format!("exec-{w}"),
+            &["exec", "-w", w, "-n", "60", "-p", "2", "--", "python3", client, &db_s],
+        );
+        assert!(r.counts.ok > 20 && r.counts.info == 0, "{w}: {:?}", r.counts);
+        let (v, report) = check_model(&r.path, model_of(w), &model_defaults());
+        assert_eq!(v, Validity::True, "{w}: {report}");
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{db_s}{suffix}"));
+        }
+    }
+}
