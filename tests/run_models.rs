@@ -211,19 +211,156 @@ fn exec_speaks_the_model_ops() {
     if !run_support::python_available() {
         return;
     }
-    let client = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/sqlite_models_client.py");
+    let client = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/sqlite_models_client.py"
+    );
     for w in ["bank", "counter", "set", "long-fork"] {
         let db = run_support::temp_path(&format!("exec-{w}.db"));
         let db_s = db.display().to_string();
         let r = run(
             &format!("exec-{w}"),
-            &["exec", "-w", w, "-n", "60", "-p", "2", "--", "python3", client, &db_s],
+            &[
+                "exec", "-w", w, "-n", "60", "-p", "2", "--", "python3", client, &db_s,
+            ],
         );
-        assert!(r.counts.ok > 20 && r.counts.info == 0, "{w}: {:?}", r.counts);
+        assert!(
+            r.counts.ok > 20 && r.counts.info == 0,
+            "{w}: {:?}",
+            r.counts
+        );
         let (v, report) = check_model(&r.path, model_of(w), &model_defaults());
         assert_eq!(v, Validity::True, "{w}: {report}");
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{db_s}{suffix}"));
+        }
+    }
+}
+
+/// The command line: the summary names the model's verdict and the
+/// `isolde check` command that agrees with it; flags of the cycle checker
+/// are refused.
+#[test]
+fn the_cli_checks_with_the_model_and_says_how_to_recheck() {
+    use std::process::Command;
+    let isolde = env!("CARGO_BIN_EXE_isolde");
+    for (bug, code) in [(None, 0), (Some("lost-update"), 1)] {
+        let out = run_support::temp_path("cli-bank.jsonl");
+        let out_s = out.display().to_string();
+        let mut args = vec![
+            "run", "sim", "-w", "bank", "-n", "300", "--seed", "7", "-o", &out_s,
+        ];
+        if let Some(b) = bug {
+            args.extend_from_slice(&["--bug", b]);
+        }
+        let o = Command::new(isolde).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "{err}");
+        if code == 0 {
+            assert!(err.contains("; valid (bank)"), "{err}");
+        } else {
+            assert!(err.contains("; INVALID (bank)"), "{err}");
+            assert!(err.contains("wrong-total"), "{err}");
+            let again =
+                format!("all findings: isolde check -x --model bank --total-amount 100 {out_s}");
+            assert!(err.contains(&again), "{err}");
+        }
+        let o = Command::new(isolde)
+            .args(["check", "--model", "bank", "--total-amount", "100", &out_s])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(code), "isolde check agrees");
+        let _ = std::fs::remove_file(&out);
+    }
+    for flag in [["-c", "serializable"], ["-a", "G0"], ["-d", "/tmp/x"]] {
+        let o = Command::new(isolde)
+            .args([
+                "run",
+                "sim",
+                "-w",
+                "counter",
+                "-n",
+                "5",
+                flag[0],
+                flag[1],
+                "--no-check",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{flag:?}: {err}");
+        assert!(err.contains("does not apply to -w counter"), "{err}");
+    }
+}
+
+/// An oracle independent of the model checkers: under strict-serializable
+/// the sim commits at the step that completes an op, so replaying the ok
+/// transfers, adds and elements in completion order must give exactly the
+/// final read.
+#[test]
+fn strict_serializable_final_reads_replay_the_committed_ops() {
+    for seed in ["1", "2", "3", "4"] {
+        for w in ["bank", "counter", "set", "set-full"] {
+            let r = run(
+                "replay",
+                &[
+                    "sim",
+                    "-w",
+                    w,
+                    "-i",
+                    "strict-serializable",
+                    "-n",
+                    "300",
+                    "--seed",
+                    seed,
+                ],
+            );
+            let text = std::fs::read_to_string(&r.path).unwrap();
+            let ops: Vec<serde_json::Value> = text
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect();
+            let mut balances: Vec<i64> = vec![100, 0, 0, 0, 0, 0, 0, 0];
+            let mut counter = 0i64;
+            let mut set: Vec<i64> = vec![];
+            for op in &ops[..ops.len() - 1] {
+                if op["type"] != "ok" {
+                    continue;
+                }
+                let v = &op["value"];
+                match op["f"].as_str().unwrap() {
+                    "transfer" => {
+                        let amount = v["amount"].as_i64().unwrap();
+                        balances[v["from"].as_u64().unwrap() as usize] -= amount;
+                        balances[v["to"].as_u64().unwrap() as usize] += amount;
+                    }
+                    "add" if w == "counter" => counter += v.as_i64().unwrap(),
+                    "add" => set.push(v.as_i64().unwrap()),
+                    _ => {}
+                }
+            }
+            let last = ops.last().unwrap();
+            assert_eq!(last["type"], "ok", "{w}: the final read commits");
+            let got = &last["value"];
+            match w {
+                "bank" => {
+                    let read: Vec<i64> = (0..8)
+                        .map(|k| got[k.to_string()].as_i64().unwrap())
+                        .collect();
+                    assert_eq!(read, balances, "bank seed {seed}");
+                }
+                "counter" => assert_eq!(got.as_i64(), Some(counter), "counter seed {seed}"),
+                _ => {
+                    set.sort_unstable();
+                    let read: Vec<i64> = got
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_i64().unwrap())
+                        .collect();
+                    assert_eq!(read, set, "{w} seed {seed}");
+                }
+            }
         }
     }
 }

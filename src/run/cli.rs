@@ -47,9 +47,12 @@ pub enum TargetArgs {
             default_value = "serializable"
         )]
         isolation: SimLevel,
-        /// A deliberate bug: lost-update (stale write-back), non-atomic
-        /// (commits visible one key at a time to readers that take no locks),
-        /// aborted-read (aborted writes leak).
+        /// A deliberate bug: lost-update (stale write-back; loses bank
+        /// transfers, counter adds, set elements), non-atomic (commits
+        /// visible one key at a time to readers that take no locks: a debit
+        /// without its credit), aborted-read (aborted writes leak),
+        /// long-fork (read-only transactions read from two unsynchronised
+        /// replicas).
         #[arg(long, value_enum)]
         bug: Option<SimBug>,
         #[command(flatten)]
