@@ -166,6 +166,11 @@ pub struct CommonArgs {
     /// refuses such a transfer: fail), and check with negative balances allowed.
     #[arg(long, help_heading = "Model workloads")]
     pub allow_negative_balances: bool,
+    /// bank (SQL clients): write the balances a transfer computed from its
+    /// reads (SET v = <computed>) instead of SET v = v - amount, so that a
+    /// lost update changes the total. The sim always writes this way.
+    #[arg(long, help_heading = "Model workloads")]
+    pub computed_transfers: bool,
     /// long-fork: keys per group read.
     #[arg(long, default_value_t = 2, help_heading = "Model workloads")]
     pub group_size: u32,
@@ -383,6 +388,7 @@ impl CommonArgs {
             total_amount: self.total_amount,
             max_transfer: self.max_transfer,
             allow_negative: self.allow_negative_balances,
+            computed_writes: self.computed_transfers,
             group_size: self.group_size,
         }
     }

@@ -122,6 +122,8 @@ pub trait KvTxn {
     fn add(&mut self, k: Key, delta: Value) -> Result<(), Self::Error>;
     /// `INSERT INTO t (k, v) VALUES (?, ?)`.
     fn insert(&mut self, k: Key, v: Value) -> Result<(), Self::Error>;
+    /// `UPDATE t SET v = ? WHERE k = ?`.
+    fn put(&mut self, k: Key, v: Value) -> Result<(), Self::Error>;
 }
 
 /// Why a model op did not complete.
@@ -155,7 +157,8 @@ pub fn initial_rows(workload: WorkloadKind, params: &ModelParams) -> Vec<(Key, V
 ///
 /// A transfer reads both balances, refuses (unless `allow_negative`) when
 /// the source would go negative, then updates both by the amount, as
-/// Jepsen's bank clients do (`UPDATE ... SET balance = balance - ?`).
+/// Jepsen's bank clients do (`UPDATE ... SET balance = balance - ?`), or
+/// with `computed_writes` sets both to what it computed from its reads.
 pub fn model_op<T: KvTxn>(
     t: &mut T,
     workload: WorkloadKind,
@@ -166,15 +169,20 @@ pub fn model_op<T: KvTxn>(
         Mop::Transfer { from, to, amount } => {
             let missing = |k: Key| ModelFailure::Data(format!("account {k} has no row"));
             let b_from = t.get(from)?.ok_or_else(|| missing(from))?;
-            t.get(to)?.ok_or_else(|| missing(to))?;
+            let b_to = t.get(to)?.ok_or_else(|| missing(to))?;
             if b_from - amount < 0 && !params.allow_negative {
                 return Err(ModelFailure::Refused(format!(
                     "negative: account {from} would hold {}",
                     b_from - amount
                 )));
             }
-            t.add(from, -amount)?;
-            t.add(to, amount)?;
+            if params.computed_writes {
+                t.put(from, b_from - amount)?;
+                t.put(to, b_to + amount)?;
+            } else {
+                t.add(from, -amount)?;
+                t.add(to, amount)?;
+            }
             Ok(mop.clone())
         }
         Mop::ReadBalances(_) => Ok(Mop::ReadBalances(Some(t.scan()?))),

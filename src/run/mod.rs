@@ -244,6 +244,10 @@ pub struct ModelParams {
     /// bank: a transfer may leave a negative balance (else the client
     /// refuses it: `fail`).
     pub allow_negative: bool,
+    /// bank: a transfer writes the balances it computed from its reads
+    /// (`SET v = <computed>`) rather than `SET v = v - amount`: a lost update
+    /// then changes the total.
+    pub computed_writes: bool,
     /// long-fork: keys per group read.
     pub group_size: u32,
 }
@@ -256,6 +260,7 @@ impl Default for ModelParams {
             total_amount: 100,
             max_transfer: 5,
             allow_negative: false,
+            computed_writes: false,
             group_size: 2,
         }
     }

@@ -320,6 +320,9 @@ impl MyTarget {
                 insert: conn
                     .prep(format!("INSERT INTO {t} (k, v) VALUES (?, ?)"))
                     .map_err(db)?,
+                put: conn
+                    .prep(format!("UPDATE {t} SET v = ? WHERE k = ?"))
+                    .map_err(db)?,
             }),
         };
         Ok(Box::new(MyClient {
@@ -352,6 +355,7 @@ struct ModelStatements {
     scan: Statement,
     add: Statement,
     insert: Statement,
+    put: Statement,
 }
 
 /// The connection inside `START TRANSACTION`, as [`KvTxn`] sees it.
@@ -377,6 +381,9 @@ impl KvTxn for MyKv<'_> {
     }
     fn insert(&mut self, k: Key, v: Value) -> Result<(), mysql::Error> {
         self.conn.exec_drop(&self.s.insert, (k as i64, v))
+    }
+    fn put(&mut self, k: Key, v: Value) -> Result<(), mysql::Error> {
+        self.conn.exec_drop(&self.s.put, (v, k as i64))
     }
 }
 

@@ -306,6 +306,9 @@ impl Target for PgTarget {
                 insert: conn
                     .prepare(&format!("INSERT INTO {t} (k, v) VALUES ($1, $2)"))
                     .map_err(db)?,
+                put: conn
+                    .prepare(&format!("UPDATE {t} SET v = $1 WHERE k = $2"))
+                    .map_err(db)?,
             }),
         };
         Ok(Box::new(PgClient {
@@ -346,6 +349,7 @@ struct ModelStatements {
     scan: Statement,
     add: Statement,
     insert: Statement,
+    put: Statement,
 }
 
 /// A transaction in progress, as [`KvTxn`] sees it.
@@ -379,6 +383,10 @@ impl KvTxn for PgKv<'_, '_> {
     }
     fn insert(&mut self, k: Key, v: Value) -> Result<(), postgres::Error> {
         self.tx.execute(&self.s.insert, &[&(k as i64), &v])?;
+        Ok(())
+    }
+    fn put(&mut self, k: Key, v: Value) -> Result<(), postgres::Error> {
+        self.tx.execute(&self.s.put, &[&v, &(k as i64)])?;
         Ok(())
     }
 }

@@ -214,6 +214,13 @@ impl KvTxn for SqliteKv<'_> {
             .execute(rusqlite::params![delta, k as i64])
             .map(drop)
     }
+    fn put(&mut self, k: Key, v: Value) -> rusqlite::Result<()> {
+        let sql = format!("UPDATE {} SET v = ?1 WHERE k = ?2", self.table);
+        self.conn
+            .prepare_cached(&sql)?
+            .execute(rusqlite::params![v, k as i64])
+            .map(drop)
+    }
     fn insert(&mut self, k: Key, v: Value) -> rusqlite::Result<()> {
         let sql = format!("INSERT INTO {} (k, v) VALUES (?1, ?2)", self.table);
         self.conn
