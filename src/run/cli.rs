@@ -194,7 +194,8 @@ pub struct CommonArgs {
     /// A key leaves the window after at most this many writes.
     #[arg(long, default_value_t = 256)]
     pub max_writes_per_key: u32,
-    /// Probability that a micro-op is a read.
+    /// Probability that a micro-op is a read (bank, counter, set-full: that
+    /// an op is a read).
     #[arg(long, default_value_t = 0.5)]
     pub read_ratio: f64,
     /// Random seed: the same seed generates the same transactions (default: random, printed).
