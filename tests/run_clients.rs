@@ -483,6 +483,71 @@ fn exec_requests_and_replies() {
     assert!(e.contains("(cut)") && e.len() < 400, "{e}");
 }
 
+/// The model ops go as Jepsen ops and come back with a read's value.
+#[test]
+fn exec_model_requests_and_replies() {
+    let t = vec![Mop::Transfer {
+        from: 1,
+        to: 2,
+        amount: 3,
+    }];
+    assert_eq!(
+        request_line(&t),
+        r#"{"f":"transfer","value":{"from":1,"to":2,"amount":3}}"#
+    );
+    assert_eq!(
+        parse_reply(r#"{"type":"ok"}"#, &t, WorkloadKind::Bank),
+        Ok(Completion::Ok(t.clone()))
+    );
+    assert_eq!(
+        parse_reply(
+            r#"{"type":"fail","error":"negative"}"#,
+            &t,
+            WorkloadKind::Bank
+        ),
+        Ok(Completion::Fail("negative".into()))
+    );
+    let read = vec![Mop::ReadBalances(None)];
+    assert_eq!(request_line(&read), r#"{"f":"read","value":null}"#);
+    assert_eq!(
+        parse_reply(
+            r#"{"type":"ok","value":{"1":4,"0":96}}"#,
+            &read,
+            WorkloadKind::Bank
+        ),
+        Ok(Completion::Ok(vec![Mop::ReadBalances(Some(vec![
+            (0, 96),
+            (1, 4)
+        ]))]))
+    );
+    let add = vec![Mop::Add(4)];
+    assert_eq!(request_line(&add), r#"{"f":"add","value":4}"#);
+    let set = vec![Mop::ReadSet(None)];
+    assert_eq!(
+        parse_reply(r#"{"type":"ok","value":[3,1,2]}"#, &set, WorkloadKind::Set),
+        Ok(Completion::Ok(vec![Mop::ReadSet(Some(vec![1, 2, 3]))]))
+    );
+    let counter = vec![Mop::ReadCounter(None)];
+    assert_eq!(
+        parse_reply(
+            r#"{"type":"ok","value":17}"#,
+            &counter,
+            WorkloadKind::Counter
+        ),
+        Ok(Completion::Ok(vec![Mop::ReadCounter(Some(17))]))
+    );
+    for (bad, sent) in [
+        (r#"{"type":"ok"}"#, &read),
+        (r#"{"type":"ok","value":{"a":1}}"#, &read),
+        (r#"{"type":"ok","value":{"0":"x"}}"#, &read),
+        (r#"{"type":"ok","value":[1,"x"]}"#, &set),
+        (r#"{"type":"ok","value":null}"#, &counter),
+    ] {
+        let e = parse_reply(bad, sent, WorkloadKind::Bank).unwrap_err();
+        assert!(e.starts_with("exec: bad reply"), "{bad}: {e}");
+    }
+}
+
 /// The SQLite target end to end, both workloads and both BEGIN modes: every
 /// transaction completes, and the history reads back.
 #[cfg(feature = "run-sqlite")]

@@ -6,8 +6,12 @@
 
 mod run_support;
 
+use isolde::check::Validity;
 use isolde::check::Workload;
-use run_support::{assert_complete, check, eventually, is_valid, run, server_up};
+use isolde::models::Model;
+use run_support::{
+    assert_complete, check, check_model, eventually, is_valid, model_defaults, run, server_up,
+};
 
 fn url() -> String {
     std::env::var("ISOLDE_TEST_MYSQL_URL")
@@ -131,4 +135,30 @@ fn tidb_dialect_on_mariadb_warns_and_runs_without_tidb_settings() {
 
     let r = my("my-plain", "serializable", &["-n", "100"]);
     assert!(r.notes.is_empty(), "plain MariaDB: {:?}", r.notes);
+}
+
+/// Bank, counter and set under SERIALIZABLE: valid.
+#[test]
+fn mysql_serializable_is_valid_for_the_models() {
+    if !up() {
+        return;
+    }
+    for (w, model) in [
+        ("bank", Model::Bank),
+        ("counter", Model::Counter),
+        ("set", Model::Set),
+        ("long-fork", Model::LongFork),
+    ] {
+        for extra in [None, Some("--computed-transfers")] {
+            if extra.is_some() && w != "bank" {
+                continue;
+            }
+            let mut args = vec!["-n", "300", "-w", w];
+            args.extend(extra);
+            let r = my(&format!("my-{w}"), "serializable", &args);
+            assert!(r.counts.ok > 100, "{w}: {:?}", r.counts);
+            let (v, report) = check_model(&r.path, model, &model_defaults());
+            assert_eq!(v, Validity::True, "{w}: {report}");
+        }
+    }
 }

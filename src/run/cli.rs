@@ -12,7 +12,7 @@ use super::progress::{Counts, Progress};
 use super::recorder::{Clock, Recorder};
 use super::sim::{run_sim, SimBug, SimLevel, SimRun};
 use super::sqlite::{Begin, Journal, SqliteTarget};
-use super::{run_id, RunError, WorkloadKind};
+use super::{run_id, ModelParams, RunError, WorkloadKind};
 use crate::check::{check_history, CheckOptions, Validity, Workload};
 use crate::rng::Dist;
 use clap::{Args, Subcommand};
@@ -47,9 +47,12 @@ pub enum TargetArgs {
             default_value = "serializable"
         )]
         isolation: SimLevel,
-        /// A deliberate bug: lost-update (stale write-back), non-atomic
-        /// (commits visible one key at a time to readers that take no locks),
-        /// aborted-read (aborted writes leak).
+        /// A deliberate bug: lost-update (stale write-back; loses bank
+        /// transfers, counter adds, set elements), non-atomic (commits
+        /// visible one key at a time to readers that take no locks: a debit
+        /// without its credit), aborted-read (aborted writes leak),
+        /// long-fork (read-only transactions read from two unsynchronised
+        /// replicas).
         #[arg(long, value_enum)]
         bug: Option<SimBug>,
         #[command(flatten)]
@@ -144,8 +147,33 @@ pub enum TargetArgs {
 /// Options every target takes.
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
+    /// list-append and rw-register are transactions checked for Elle's
+    /// anomalies; bank, counter, set, set-full and long-fork are Jepsen's
+    /// workloads of those names, checked as `isolde check --model` checks them.
     #[arg(short = 'w', long, value_enum, default_value = "list-append")]
     pub workload: WorkloadKind,
+    /// bank: number of accounts.
+    #[arg(long, default_value_t = 8, help_heading = "Model workloads")]
+    pub accounts: u32,
+    /// bank: the money, all in account 0 at the start; every read must show
+    /// this total.
+    #[arg(long, default_value_t = 100, help_heading = "Model workloads")]
+    pub total_amount: i64,
+    /// bank: a transfer moves 1 to this much.
+    #[arg(long, default_value_t = 5, help_heading = "Model workloads")]
+    pub max_transfer: u32,
+    /// bank: let transfers leave negative balances (by default the client
+    /// refuses such a transfer: fail), and check with negative balances allowed.
+    #[arg(long, help_heading = "Model workloads")]
+    pub allow_negative_balances: bool,
+    /// bank (SQL clients): write the balances a transfer computed from its
+    /// reads (SET v = <computed>) instead of SET v = v - amount, so that a
+    /// lost update changes the total. The sim always writes this way.
+    #[arg(long, help_heading = "Model workloads")]
+    pub computed_transfers: bool,
+    /// long-fork: keys per group read.
+    #[arg(long, default_value_t = 2, help_heading = "Model workloads")]
+    pub group_size: u32,
     /// Number of transactions to generate (default 1000 when --time-limit is
     /// not given); --retries adds attempts, not transactions.
     #[arg(short = 'n', long)]
@@ -166,7 +194,8 @@ pub struct CommonArgs {
     /// A key leaves the window after at most this many writes.
     #[arg(long, default_value_t = 256)]
     pub max_writes_per_key: u32,
-    /// Probability that a micro-op is a read.
+    /// Probability that a micro-op is a read (bank, counter, set-full: that
+    /// an op is a read).
     #[arg(long, default_value_t = 0.5)]
     pub read_ratio: f64,
     /// Random seed: the same seed generates the same transactions (default: random, printed).
@@ -348,9 +377,49 @@ impl CommonArgs {
             value_domain: self.value_domain,
             value_dist: self.value_dist,
             key_dist: self.key_dist,
+            model: self.model_params(),
         };
         opts.validate().map_err(RunError::Option)?;
         Ok(opts)
+    }
+
+    fn model_params(&self) -> ModelParams {
+        ModelParams {
+            accounts: self.accounts,
+            total_amount: self.total_amount,
+            max_transfer: self.max_transfer,
+            allow_negative: self.allow_negative_balances,
+            computed_writes: self.computed_transfers,
+            group_size: self.group_size,
+        }
+    }
+
+    /// The options of the model checker that checks a model workload, as
+    /// `isolde check --model` takes them.
+    fn model_options(&self) -> crate::models::Options {
+        crate::models::Options {
+            bank: crate::models::bank::BankOptions {
+                negative_balances: self.allow_negative_balances,
+                total_amount: Some(self.total_amount),
+            },
+            group_size: self.group_size as usize,
+        }
+    }
+
+    /// `isolde check` flags that check what this run records the same way.
+    fn model_check_flags(&self) -> String {
+        match self.workload {
+            WorkloadKind::Bank => {
+                let neg = if self.allow_negative_balances {
+                    " --allow-negative-balances"
+                } else {
+                    ""
+                };
+                format!(" --total-amount {}{neg}", self.total_amount)
+            }
+            WorkloadKind::LongFork => format!(" --group-size {}", self.group_size),
+            _ => String::new(),
+        }
     }
 
     fn plan(&self) -> Result<Plan, RunError> {
@@ -405,8 +474,9 @@ impl CommonArgs {
         };
         CheckOptions {
             workload: match self.workload {
-                WorkloadKind::ListAppend => Workload::ListAppend,
                 WorkloadKind::RwRegister => Workload::RwRegister,
+                // The models are not checked by this pipeline.
+                _ => Workload::ListAppend,
             },
             workload_given: true,
             models: Some(models),
@@ -610,7 +680,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                     });
                     Arc::new(
                         SqliteTarget::new(file, *begin, *journal, common.workload, &id)
-                            .with_txn_timeout(plan.txn_timeout),
+                            .with_txn_timeout(plan.txn_timeout)
+                            .with_model(gen_opts.model),
                     )
                 }
                 TargetArgs::Postgres {
@@ -631,7 +702,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         &id,
                     )
                     .map_err(|e| RunError::Option(format!("{e:#}")))?
-                    .with_txn_timeout(plan.txn_timeout),
+                    .with_txn_timeout(plan.txn_timeout)
+                    .with_model(gen_opts.model),
                 ),
                 TargetArgs::Mysql {
                     url,
@@ -649,7 +721,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         &id,
                     )
                     .map_err(|e| RunError::Option(format!("{e:#}")))?
-                    .with_txn_timeout(plan.txn_timeout),
+                    .with_txn_timeout(plan.txn_timeout)
+                    .with_model(gen_opts.model),
                 ),
                 TargetArgs::Exec {
                     command,
@@ -665,7 +738,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
                         _ => plan.txn_timeout,
                     };
                     plan.txn_timeout = timeout;
-                    let exec = ExecTarget::new(command.clone(), common.workload, &id, timeout);
+                    let exec = ExecTarget::new(command.clone(), common.workload, &id, timeout)
+                        .with_model(gen_opts.model);
                     protocol_error = Some(Arc::clone(&exec.protocol_error));
                     Arc::new(exec)
                 }
@@ -674,7 +748,8 @@ pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
             guarded_setup(&t)?;
             notes = t.notes();
             rec = Recorder::create(&path, Clock::Real(Instant::now())).map_err(record_error)?;
-            let stats = driver::run_threaded(&t, &plan, Generator::new(gen_opts), &rec, &progress);
+            let stats =
+                driver::run_threaded(&t, &plan, Generator::new(gen_opts.clone()), &rec, &progress);
             faults = stats.faults;
             aborted =
                 protocol_error.and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).take());
@@ -735,6 +810,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     };
+    if common.workload.model().is_some() {
+        return run_model_command(args);
+    }
     let options = common.check_options(model);
     if !common.no_check {
         if let Err(e) = crate::check::validate_options(&options) {
@@ -839,6 +917,108 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     }))
 }
 
+/// `isolde run -w bank|counter|set|set-full|long-fork`: records as any run,
+/// then checks the history with the model's checker (`src/models/`), as
+/// `isolde check --model` would.
+fn run_model_command(args: &RunArgs) -> anyhow::Result<i32> {
+    let common = args.target.common();
+    let workload = common.workload.name();
+    let model = common.workload.model().expect("a model workload");
+    let refuse = |what: &str| {
+        eprintln!("isolde: {what} does not apply to -w {workload}: its model's checker decides");
+        Ok(exit::USAGE)
+    };
+    if common.consistency_models.is_some() {
+        return refuse("-c");
+    }
+    if !common.anomalies.is_empty() {
+        return refuse("-a");
+    }
+    if common.directory.is_some() {
+        return refuse("-d (no HTML report for the model workloads; use -v or -x)");
+    }
+    let r = match record(args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("isolde: {e:#}");
+            return Ok(error_code(&e));
+        }
+    };
+    print_warnings(&r);
+    let summary = summary(args, &r);
+    let stopped = |code: i32| {
+        if r.interrupted {
+            exit::INTERRUPTED
+        } else {
+            code
+        }
+    };
+    if let Some(why) = &r.aborted {
+        eprintln!("{summary}; not checked");
+        eprintln!("isolde: run aborted: the client broke the protocol: {why}");
+        return Ok(exit::USAGE);
+    }
+    if common.no_check {
+        eprintln!("{summary}; not checked");
+        return Ok(stopped(exit::VALID));
+    }
+    let checked = crate::models::read_ops_file(&r.path, None).and_then(|ops| {
+        crate::models::check(model, &ops, &common.model_options()).map(|c| (ops, c))
+    });
+    let (ops, checked) = match checked {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("{summary}");
+            eprintln!("isolde: {e}");
+            return Ok(exit::INPUT_ERROR);
+        }
+    };
+    let valid = checked.valid();
+    let verdict = match valid {
+        Validity::True => format!("valid ({workload})"),
+        Validity::False => format!("INVALID ({workload})"),
+        Validity::Unknown => format!("unknown ({workload})"),
+    };
+    eprintln!("{summary}; {verdict}");
+    let label = r.path.display().to_string();
+    let explained = checked.explain(&ops);
+    let shown_elsewhere = common.quiet || common.verbose || common.explain;
+    if valid != Validity::True && !shown_elsewhere {
+        // The first findings, as `isolde check -x` words them.
+        const SHOWN: usize = 12;
+        eprintln!();
+        for line in explained.lines().take(SHOWN) {
+            eprintln!("{line}");
+        }
+        let more = explained.lines().count().saturating_sub(SHOWN);
+        if more > 0 {
+            eprintln!("({more} more lines)");
+        }
+        eprintln!(
+            "\nall findings: isolde check -x --model {workload}{} {label}",
+            common.model_check_flags()
+        );
+    }
+    let out = &mut std::io::stdout().lock();
+    use std::io::Write;
+    if common.verbose {
+        let mut j = serde_json::Map::new();
+        j.insert("file".into(), label.clone().into());
+        if let serde_json::Value::Object(m) = checked.to_json(&ops) {
+            j.extend(m);
+        }
+        serde_json::to_writer_pretty(&mut *out, &j)?;
+        writeln!(out)?;
+    } else if common.explain {
+        write!(out, "{label}: {}\n{explained}", valid.name())?;
+    }
+    Ok(stopped(match valid {
+        Validity::True => exit::VALID,
+        Validity::False => exit::INVALID,
+        Validity::Unknown => exit::UNKNOWN,
+    }))
+}
+
 /// The run's summary line, before the verdict: counts, throughput, causes
 /// of failure, faults, settings, seed and history file.
 fn summary(args: &RunArgs, r: &Recorded) -> String {
@@ -927,10 +1107,7 @@ fn print_first_findings(
             eprintln!("({} more {kind})", findings.len() - 1);
         }
     }
-    let workload = match common.workload {
-        WorkloadKind::ListAppend => "list-append",
-        WorkloadKind::RwRegister => "rw-register",
-    };
+    let workload = common.workload.name();
     let models = if models.is_empty() { "none" } else { models };
     let anomalies = if common.anomalies.is_empty() {
         String::new()

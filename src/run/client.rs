@@ -2,7 +2,7 @@
 //! [`Target`] sets the database up and opens connections; a [`Client`] (one
 //! per worker thread) runs transactions on its connection.
 
-use super::{Mop, ReadValue, Txn, WorkloadKind};
+use super::{Key, ModelParams, Mop, ReadValue, Txn, Value, WorkloadKind};
 
 /// How one transaction ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,8 +97,120 @@ pub fn table_name(workload: WorkloadKind, run_id: &str) -> String {
     let w = match workload {
         WorkloadKind::ListAppend => "append",
         WorkloadKind::RwRegister => "register",
+        WorkloadKind::Bank => "bank",
+        WorkloadKind::Counter => "counter",
+        WorkloadKind::Set => "set",
+        WorkloadKind::SetFull => "setfull",
+        WorkloadKind::LongFork => "longfork",
     };
     format!("isolde_{w}_{run_id}")
+}
+
+/// The statements a SQL client offers the model workloads, on a table
+/// `(k BIGINT PRIMARY KEY, v BIGINT NOT NULL)` inside the open transaction:
+/// bank's accounts `(id, balance)`, the counter's one row `(0, value)`, a
+/// set's elements `(element, element)`, long-fork's write-once keys.
+/// [`model_op`] runs a model op with them, the same way on every database.
+pub trait KvTxn {
+    type Error;
+    /// `SELECT v FROM t WHERE k = ?`.
+    fn get(&mut self, k: Key) -> Result<Option<Value>, Self::Error>;
+    /// `SELECT k, v FROM t ORDER BY k`: one statement, so one snapshot even
+    /// under read committed.
+    fn scan(&mut self) -> Result<Vec<(Key, Value)>, Self::Error>;
+    /// `UPDATE t SET v = v + ? WHERE k = ?`.
+    fn add(&mut self, k: Key, delta: Value) -> Result<(), Self::Error>;
+    /// `INSERT INTO t (k, v) VALUES (?, ?)`.
+    fn insert(&mut self, k: Key, v: Value) -> Result<(), Self::Error>;
+    /// `UPDATE t SET v = ? WHERE k = ?`.
+    fn put(&mut self, k: Key, v: Value) -> Result<(), Self::Error>;
+}
+
+/// Why a model op did not complete.
+pub enum ModelFailure<E> {
+    /// The database's error.
+    Db(E),
+    /// The client refused the op and rolled back (a transfer that would
+    /// leave a negative balance): `fail`.
+    Refused(String),
+    /// A stored value the op cannot make sense of: `info`.
+    Data(String),
+}
+
+impl<E> From<E> for ModelFailure<E> {
+    fn from(e: E) -> Self {
+        ModelFailure::Db(e)
+    }
+}
+
+/// The rows a model workload's table starts with.
+pub fn initial_rows(workload: WorkloadKind, params: &ModelParams) -> Vec<(Key, Value)> {
+    match workload {
+        WorkloadKind::Bank => params.initial_balances(),
+        WorkloadKind::Counter => vec![(0, 0)],
+        _ => vec![],
+    }
+}
+
+/// Runs model op `mop` (or a long-fork micro-op) in the open transaction;
+/// returns it completed (reads with what they read).
+///
+/// A transfer reads both balances, refuses (unless `allow_negative`) when
+/// the source would go negative, then updates both by the amount, as
+/// Jepsen's bank clients do (`UPDATE ... SET balance = balance - ?`), or
+/// with `computed_writes` sets both to what it computed from its reads.
+pub fn model_op<T: KvTxn>(
+    t: &mut T,
+    workload: WorkloadKind,
+    mop: &Mop,
+    params: &ModelParams,
+) -> Result<Mop, ModelFailure<T::Error>> {
+    match *mop {
+        Mop::Transfer { from, to, amount } => {
+            let missing = |k: Key| ModelFailure::Data(format!("account {k} has no row"));
+            let b_from = t.get(from)?.ok_or_else(|| missing(from))?;
+            let b_to = t.get(to)?.ok_or_else(|| missing(to))?;
+            if b_from - amount < 0 && !params.allow_negative {
+                return Err(ModelFailure::Refused(format!(
+                    "negative: account {from} would hold {}",
+                    b_from - amount
+                )));
+            }
+            if params.computed_writes {
+                t.put(from, b_from - amount)?;
+                t.put(to, b_to + amount)?;
+            } else {
+                t.add(from, -amount)?;
+                t.add(to, amount)?;
+            }
+            Ok(mop.clone())
+        }
+        Mop::ReadBalances(_) => Ok(Mop::ReadBalances(Some(t.scan()?))),
+        Mop::Add(v) if workload == WorkloadKind::Counter => {
+            t.add(0, v)?;
+            Ok(mop.clone())
+        }
+        Mop::Add(v) => {
+            // A set's element: a row of its own (elements are never negative).
+            t.insert(v as Key, v)?;
+            Ok(mop.clone())
+        }
+        Mop::ReadCounter(_) => match t.get(0)? {
+            Some(v) => Ok(Mop::ReadCounter(Some(v))),
+            None => Err(ModelFailure::Data("the counter's row is missing".into())),
+        },
+        Mop::ReadSet(_) => Ok(Mop::ReadSet(Some(
+            t.scan()?.into_iter().map(|(k, _)| k as Value).collect(),
+        ))),
+        Mop::Write(k, v) => {
+            t.insert(k, v)?;
+            Ok(mop.clone())
+        }
+        Mop::Read(k, _) => Ok(Mop::Read(k, t.get(k)?.map(ReadValue::Int))),
+        Mop::Append(..) => Err(ModelFailure::Data(
+            "append is not an op of the model workloads".into(),
+        )),
+    }
 }
 
 /// Parses `NAME=VALUE` for `--session-var`. Names and values must be plain
@@ -136,6 +248,11 @@ impl Unavailable {
 
     /// As the real targets' method of that name (nothing to bound here).
     pub fn with_txn_timeout(self, _: std::time::Duration) -> Unavailable {
+        self
+    }
+
+    /// As the real targets' method of that name.
+    pub fn with_model(self, _: ModelParams) -> Unavailable {
         self
     }
 

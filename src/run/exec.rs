@@ -7,9 +7,19 @@
 //! an `info` (or a crash, a timeout, a malformed line) it is killed and a new
 //! one started. The program sees `ISOLDE_TABLE` (a table name unique to the
 //! run), `ISOLDE_WORKLOAD` and `ISOLDE_WORKER` in its environment.
+//!
+//! The model workloads' ops (bank, counter, set, set-full) go as Jepsen ops:
+//! `{"f":"transfer","value":{"from":1,"to":2,"amount":3}}`, `{"f":"add","value":4}`,
+//! `{"f":"read","value":null}`; the reply is `{"type":"ok"}` (a read's with
+//! its `"value"`: bank a map of balances `{"0":97,...}`, counter a number,
+//! set a list), or `fail` for a transfer the client refused (a negative
+//! balance, unless `ISOLDE_ALLOW_NEGATIVE=1`). Bank's program opens
+//! `ISOLDE_ACCOUNTS` accounts with `ISOLDE_TOTAL_AMOUNT` in account 0 when
+//! started on an empty input (setup). Long-fork is transactions of `w` and
+//! `r` micro-ops, as rw-register.
 
 use super::client::{table_name, Client, Completion, Target};
-use super::{txn_json, Mop, ReadValue, WorkloadKind};
+use super::{op_f_and_value, txn_json, Key, ModelParams, Mop, ReadValue, WorkloadKind};
 use serde_json::Value as Json;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -28,6 +38,8 @@ pub struct ExecTarget {
     pub timeout: Duration,
     /// The first protocol error of any worker's client; set, it ends the run.
     pub protocol_error: Arc<Mutex<Option<String>>>,
+    /// The model workloads' shape, passed in the environment.
+    pub params: ModelParams,
 }
 
 impl ExecTarget {
@@ -43,21 +55,30 @@ impl ExecTarget {
             table: table_name(workload, run_id),
             timeout,
             protocol_error: Arc::default(),
+            params: ModelParams::default(),
         }
+    }
+
+    /// Sets the model workloads' shape.
+    pub fn with_model(mut self, params: ModelParams) -> Self {
+        self.params = params;
+        self
     }
 
     fn spawn(&self, worker: u32) -> anyhow::Result<Child> {
         let (prog, args) = self.command.split_first().ok_or_else(|| {
             anyhow::anyhow!("exec: no command given (isolde run exec -- CMD ARGS...)")
         })?;
-        let workload = match self.workload {
-            WorkloadKind::ListAppend => "list-append",
-            WorkloadKind::RwRegister => "rw-register",
-        };
         Command::new(prog)
             .args(args)
             .env("ISOLDE_TABLE", &self.table)
-            .env("ISOLDE_WORKLOAD", workload)
+            .env("ISOLDE_WORKLOAD", self.workload.name())
+            .env("ISOLDE_ACCOUNTS", self.params.accounts.to_string())
+            .env("ISOLDE_TOTAL_AMOUNT", self.params.total_amount.to_string())
+            .env(
+                "ISOLDE_ALLOW_NEGATIVE",
+                if self.params.allow_negative { "1" } else { "0" },
+            )
             .env("ISOLDE_WORKER", worker.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -190,6 +211,14 @@ pub fn parse_reply(line: &str, sent: &[Mop], workload: WorkloadKind) -> Result<C
         Some("info") => return Ok(Completion::Info(error.unwrap_or_else(|| "info".into()))),
         _ => return bad("\"type\" must be \"ok\", \"fail\" or \"info\"".into()),
     }
+    if let [m] = sent {
+        if m.model_f().is_some() {
+            return match model_reply(m, reply.get("value").unwrap_or(&Json::Null)) {
+                Ok(done) => Ok(Completion::Ok(vec![done])),
+                Err(why) => bad(why),
+            };
+        }
+    }
     let Some(values) = reply.get("value").and_then(Json::as_array) else {
         return bad("an ok reply needs \"value\": an array of micro-ops".into());
     };
@@ -208,6 +237,40 @@ pub fn parse_reply(line: &str, sent: &[Mop], workload: WorkloadKind) -> Result<C
         }
     }
     Ok(Completion::Ok(done))
+}
+
+/// A model op completed with what an ok reply's `"value"` says: a read's
+/// result (the value sent back is not checked for adds and transfers).
+fn model_reply(sent: &Mop, value: &Json) -> Result<Mop, String> {
+    let int = |x: &Json| x.as_i64().ok_or_else(|| format!("{x} is not an integer"));
+    Ok(match sent {
+        Mop::ReadBalances(_) => {
+            let m = value
+                .as_object()
+                .ok_or("a bank read needs \"value\": an object of balances")?;
+            let mut bs = m
+                .iter()
+                .map(|(k, v)| {
+                    let k: Key = k
+                        .parse()
+                        .map_err(|_| format!("account {k:?} is not a non-negative integer"))?;
+                    Ok((k, int(v)?))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            bs.sort_unstable();
+            Mop::ReadBalances(Some(bs))
+        }
+        Mop::ReadCounter(_) => Mop::ReadCounter(Some(int(value)?)),
+        Mop::ReadSet(_) => {
+            let xs = value
+                .as_array()
+                .ok_or("a set read needs \"value\": an array of elements")?;
+            let mut xs = xs.iter().map(int).collect::<Result<Vec<_>, _>>()?;
+            xs.sort_unstable();
+            Mop::ReadSet(Some(xs))
+        }
+        other => other.clone(),
+    })
 }
 
 /// Checks that a returned micro-op is the one sent (same function, key and
@@ -242,7 +305,7 @@ fn check_mop(got: &Json, want: &Mop, workload: WorkloadKind) -> Result<Mop, Stri
                         })
                         .collect::<Result<Vec<_>, _>>()?,
                 )),
-                (Json::Number(n), WorkloadKind::RwRegister) => Some(ReadValue::Int(
+                (Json::Number(n), w) if w.int_values() => Some(ReadValue::Int(
                     n.as_i64().ok_or("register value must be an integer")?,
                 )),
                 (other, _) => {
@@ -262,5 +325,8 @@ fn check_mop(got: &Json, want: &Mop, workload: WorkloadKind) -> Result<Mop, Stri
 
 /// The line isolde sends for `txn` (without the newline).
 pub fn request_line(txn: &[Mop]) -> String {
-    format!("{{\"value\":{}}}", txn_json(txn))
+    match op_f_and_value(txn) {
+        ("txn", value) => format!("{{\"value\":{value}}}"),
+        (f, value) => format!("{{\"f\":\"{f}\",\"value\":{value}}}"),
+    }
 }

@@ -8,8 +8,12 @@
 //! redone. Values written to a key count up from 1, so they are unique per
 //! key, except on keys chosen for duplicates (`duplicates` of them), which
 //! draw values from `[1, value_domain]`.
+//!
+//! The model workloads (bank, counter, set, set-full, long-fork) have
+//! generators of their own, the shapes of Jepsen's workloads; see
+//! [`Generator::next_txn`].
 
-use super::{Key, Mop, Txn, Value, WorkloadKind};
+use super::{Key, ModelParams, Mop, Txn, Value, WorkloadKind};
 use crate::rng::{Dist, Rng, Sampler, Zipf};
 
 /// Everything that shapes the generated transactions.
@@ -28,6 +32,8 @@ pub struct GenOptions {
     pub value_domain: u32,
     pub value_dist: Dist,
     pub key_dist: Dist,
+    /// The model workloads' shape.
+    pub model: ModelParams,
 }
 
 impl Default for GenOptions {
@@ -44,6 +50,7 @@ impl Default for GenOptions {
             value_domain: 5,
             value_dist: Dist::Uniform,
             key_dist: Dist::Uniform,
+            model: ModelParams::default(),
         }
     }
 }
@@ -78,6 +85,9 @@ impl GenOptions {
         if self.value_domain == 0 {
             return Err("--value-domain must be at least 1".into());
         }
+        if self.workload.model().is_some() {
+            self.model.validate()?;
+        }
         Ok(())
     }
 }
@@ -109,7 +119,17 @@ pub struct Generator {
     /// Keys that left the window: writes so far and whether values repeat
     /// (for [`Generator::with_fresh_values`]).
     retired: rustc_hash::FxHashMap<Key, (u32, bool)>,
+    /// set, set-full: the next element; long-fork: the next key to write.
+    next_fresh: Value,
+    /// long-fork: keys written whose group has not been read since.
+    unread: std::collections::VecDeque<Key>,
+    /// long-fork: the last keys written (at most [`ACTIVE_GROUPS`]).
+    recent: std::collections::VecDeque<Key>,
 }
+
+/// long-fork: how many recently written keys a read of "another active
+/// group" picks from (Jepsen's: one per worker thread).
+const ACTIVE_GROUPS: usize = 10;
 
 impl Generator {
     pub fn new(opts: GenOptions) -> Generator {
@@ -124,6 +144,9 @@ impl Generator {
             touched: Vec::new(),
             touched_set: Default::default(),
             retired: Default::default(),
+            next_fresh: 0,
+            unread: Default::default(),
+            recent: Default::default(),
             rng: rng.fork(),
             opts,
         };
@@ -150,7 +173,98 @@ impl Generator {
     }
 
     /// The next transaction (reads carry `None`).
+    ///
+    /// The models, after Jepsen's workloads (`read_ratio` is the chance of a
+    /// read where a workload mixes reads in):
+    /// - bank: a read of every balance, or a transfer of 1..=max-transfer
+    ///   between two distinct random accounts (bank.clj's `diff-transfer`);
+    /// - counter: a read, or an add of 1..=5;
+    /// - set: adds of 0, 1, 2, ... only (the run's final read reads the set);
+    /// - set-full: adds of 0, 1, 2, ... and reads of the whole set;
+    /// - long-fork: `[[w k 1]]` to a fresh key k, or a read of a group of
+    ///   `group_size` keys (k - k mod n ..< + n, shuffled) holding a key
+    ///   written earlier: half the time the oldest group not read since its
+    ///   write, else (or when none) a random recent group, or a write when no
+    ///   key was written yet. Jepsen keeps this state per worker thread
+    ///   (a worker reads the group it just wrote); the generator here is
+    ///   shared, so it keeps one queue.
     pub fn next_txn(&mut self) -> Txn {
+        match self.opts.workload {
+            WorkloadKind::ListAppend | WorkloadKind::RwRegister => self.next_elle_txn(),
+            _ => self.next_model_txn(),
+        }
+    }
+
+    fn next_model_txn(&mut self) -> Txn {
+        let m = self.opts.model;
+        let read = self.rng.chance(self.opts.read_ratio);
+        let op = match self.opts.workload {
+            WorkloadKind::Bank if read => Mop::ReadBalances(None),
+            WorkloadKind::Bank => {
+                let n = m.accounts as u64;
+                let from = self.rng.below(n);
+                let mut to = self.rng.below(n - 1);
+                if to >= from {
+                    to += 1;
+                }
+                let amount = 1 + self.rng.below(m.max_transfer as u64) as Value;
+                Mop::Transfer { from, to, amount }
+            }
+            WorkloadKind::Counter if read => Mop::ReadCounter(None),
+            WorkloadKind::Counter => Mop::Add(1 + self.rng.below(5) as Value),
+            WorkloadKind::SetFull if read => Mop::ReadSet(None),
+            WorkloadKind::Set | WorkloadKind::SetFull => Mop::Add(self.fresh()),
+            WorkloadKind::LongFork => return self.next_long_fork(),
+            WorkloadKind::ListAppend | WorkloadKind::RwRegister => unreachable!("not a model"),
+        };
+        vec![op]
+    }
+
+    /// The next unused element or key.
+    fn fresh(&mut self) -> Value {
+        self.next_fresh += 1;
+        self.next_fresh - 1
+    }
+
+    fn next_long_fork(&mut self) -> Txn {
+        let k = if !self.unread.is_empty() && self.rng.chance(0.5) {
+            self.unread.pop_front()
+        } else if !self.recent.is_empty() && self.rng.chance(0.5) {
+            let i = self.rng.below(self.recent.len() as u64) as usize;
+            Some(self.recent[i])
+        } else {
+            None
+        };
+        match k {
+            Some(k) => self.group_read(k),
+            None => vec![self.long_fork_write()],
+        }
+    }
+
+    /// `[w k 1]` to a fresh key, remembered for group reads.
+    fn long_fork_write(&mut self) -> Mop {
+        let k = self.fresh() as Key;
+        self.unread.push_back(k);
+        self.recent.push_back(k);
+        if self.recent.len() > ACTIVE_GROUPS {
+            self.recent.pop_front();
+        }
+        Mop::Write(k, 1)
+    }
+
+    /// A read of the group of `k`, in shuffled order.
+    fn group_read(&mut self, k: Key) -> Txn {
+        let n = self.opts.model.group_size as Key;
+        let low = k - k % n;
+        let mut keys: Vec<Key> = (low..low + n).collect();
+        for i in (1..keys.len()).rev() {
+            let j = self.rng.below(i as u64 + 1) as usize;
+            keys.swap(i, j);
+        }
+        keys.into_iter().map(|k| Mop::Read(k, None)).collect()
+    }
+
+    fn next_elle_txn(&mut self) -> Txn {
         let span = (self.opts.max_txn_length - self.opts.min_txn_length) as u64 + 1;
         let len = self.opts.min_txn_length as u64 + self.rng.below(span);
         let mut txn = Vec::with_capacity(len as usize);
@@ -181,7 +295,7 @@ impl Generator {
             self.touch(k);
             txn.push(match self.opts.workload {
                 WorkloadKind::ListAppend => Mop::Append(k, v),
-                WorkloadKind::RwRegister => Mop::Write(k, v),
+                _ => Mop::Write(k, v),
             });
         }
         txn
@@ -191,9 +305,16 @@ impl Generator {
     /// replaced by a fresh one for its key: a value written by both a failed
     /// and a committed attempt would make a read of it look like an aborted
     /// read.
+    /// A model op keeps its values, except that a set element becomes a new
+    /// one and a long-fork write goes to a new key (each is written once).
     pub fn with_fresh_values(&mut self, txn: &Txn) -> Txn {
+        let w = self.opts.workload;
         txn.iter()
             .map(|m| match *m {
+                Mop::Add(_) if matches!(w, WorkloadKind::Set | WorkloadKind::SetFull) => {
+                    Mop::Add(self.fresh())
+                }
+                Mop::Write(..) if w == WorkloadKind::LongFork => self.long_fork_write(),
                 Mop::Append(k, _) => Mop::Append(k, self.fresh_value(k)),
                 Mop::Write(k, _) => Mop::Write(k, self.fresh_value(k)),
                 ref read => read.clone(),
@@ -233,8 +354,16 @@ impl Generator {
         ks
     }
 
-    /// The final transaction of a run: a read of every key touched.
+    /// The final transaction of a run: a read of every key touched; for the
+    /// models, their read (none for long-fork, whose reads are its groups).
     pub fn final_read(&self) -> Txn {
+        match self.opts.workload {
+            WorkloadKind::ListAppend | WorkloadKind::RwRegister => {}
+            WorkloadKind::Bank => return vec![Mop::ReadBalances(None)],
+            WorkloadKind::Counter => return vec![Mop::ReadCounter(None)],
+            WorkloadKind::Set | WorkloadKind::SetFull => return vec![Mop::ReadSet(None)],
+            WorkloadKind::LongFork => return vec![],
+        }
         self.touched_keys()
             .into_iter()
             .map(|k| Mop::Read(k, None))

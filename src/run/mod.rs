@@ -43,22 +43,57 @@ pub enum ReadValue {
 }
 
 /// One micro-operation, as sent to a client and as recorded.
+///
+/// The last five are the operations of Jepsen's non-transactional models
+/// (bank, counter, set, set-full): each is a transaction on its own, recorded
+/// as one Jepsen op with its own `:f` (see [`op_f_and_value`]). Long-fork
+/// uses `Write` and `Read`, in transactions of `:f :txn`, as Jepsen does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mop {
     Append(Key, Value),
     Write(Key, Value),
     Read(Key, Option<ReadValue>),
+    /// bank: move `amount` from account `from` to account `to`.
+    Transfer {
+        from: Key,
+        to: Key,
+        amount: Value,
+    },
+    /// bank: every balance, by account ascending (`None` in an invocation).
+    ReadBalances(Option<Vec<(Key, Value)>>),
+    /// counter: add a positive number; set, set-full: add an element.
+    Add(Value),
+    /// counter: the counter's value.
+    ReadCounter(Option<Value>),
+    /// set, set-full: every element, ascending.
+    ReadSet(Option<Vec<Value>>),
 }
 
 impl Mop {
+    /// The key of a transactional micro-op (a model op's first account, or 0).
     pub fn key(&self) -> Key {
         match *self {
             Mop::Append(k, _) | Mop::Write(k, _) | Mop::Read(k, _) => k,
+            Mop::Transfer { from, .. } => from,
+            _ => 0,
         }
     }
 
     pub fn is_read(&self) -> bool {
-        matches!(self, Mop::Read(..))
+        matches!(
+            self,
+            Mop::Read(..) | Mop::ReadBalances(_) | Mop::ReadCounter(_) | Mop::ReadSet(_)
+        )
+    }
+
+    /// A model op's Jepsen `:f` (`None` for a transactional micro-op).
+    pub fn model_f(&self) -> Option<&'static str> {
+        match self {
+            Mop::Append(..) | Mop::Write(..) | Mop::Read(..) => None,
+            Mop::Transfer { .. } => Some("transfer"),
+            Mop::Add(_) => Some("add"),
+            Mop::ReadBalances(_) | Mop::ReadCounter(_) | Mop::ReadSet(_) => Some("read"),
+        }
     }
 
     /// Appends the elle-cli JSON form, e.g. `["append",3,7]`, to `out`.
@@ -78,6 +113,36 @@ impl Mop {
                     let _ = write!(out, "{v}");
                 }
                 out.push_str("]]");
+                Ok(())
+            }
+            // Model ops: their Jepsen `:value`.
+            Mop::Transfer { from, to, amount } => {
+                write!(out, "{{\"from\":{from},\"to\":{to},\"amount\":{amount}}}")
+            }
+            Mop::Add(v) | Mop::ReadCounter(Some(v)) => write!(out, "{v}"),
+            Mop::ReadBalances(None) | Mop::ReadCounter(None) | Mop::ReadSet(None) => {
+                write!(out, "null")
+            }
+            Mop::ReadBalances(Some(bs)) => {
+                out.push('{');
+                for (i, (k, v)) in bs.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let _ = write!(out, "\"{k}\":{v}");
+                }
+                out.push('}');
+                Ok(())
+            }
+            Mop::ReadSet(Some(xs)) => {
+                out.push('[');
+                for (i, v) in xs.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let _ = write!(out, "{v}");
+                }
+                out.push(']');
                 Ok(())
             }
         }
@@ -102,6 +167,19 @@ pub fn txn_json(txn: &[Mop]) -> String {
     s
 }
 
+/// A recorded op's `:f` and `:value` (JSON): a model op's own, else
+/// `txn` and the micro-ops.
+pub fn op_f_and_value(txn: &[Mop]) -> (&'static str, String) {
+    match txn {
+        [m] if m.model_f().is_some() => {
+            let mut s = String::new();
+            m.write_json(&mut s);
+            (m.model_f().expect("checked"), s)
+        }
+        _ => ("txn", txn_json(txn)),
+    }
+}
+
 /// Which data type the workload exercises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum WorkloadKind {
@@ -109,6 +187,112 @@ pub enum WorkloadKind {
     ListAppend,
     /// Integer registers: `["w",k,v]`, `["r",k,v]`.
     RwRegister,
+    /// Jepsen's bank: transfers between accounts and reads of every balance.
+    Bank,
+    /// Jepsen's counter: adds of small positive numbers and reads.
+    Counter,
+    /// Jepsen's set: adds of unique elements and a final read.
+    Set,
+    /// Jepsen's set-full: adds of unique elements and frequent reads.
+    SetFull,
+    /// Jepsen's long-fork: write-once keys and reads of groups of keys.
+    LongFork,
+}
+
+impl WorkloadKind {
+    /// The name `-w` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::ListAppend => "list-append",
+            WorkloadKind::RwRegister => "rw-register",
+            WorkloadKind::Bank => "bank",
+            WorkloadKind::Counter => "counter",
+            WorkloadKind::Set => "set",
+            WorkloadKind::SetFull => "set-full",
+            WorkloadKind::LongFork => "long-fork",
+        }
+    }
+
+    /// The non-transactional model that checks this workload, if it is one.
+    pub fn model(self) -> Option<crate::models::Model> {
+        use crate::models::Model;
+        Some(match self {
+            WorkloadKind::ListAppend | WorkloadKind::RwRegister => return None,
+            WorkloadKind::Bank => Model::Bank,
+            WorkloadKind::Counter => Model::Counter,
+            WorkloadKind::Set => Model::Set,
+            WorkloadKind::SetFull => Model::SetFull,
+            WorkloadKind::LongFork => Model::LongFork,
+        })
+    }
+
+    /// Whether a stored value is one integer (every workload but list-append).
+    pub fn int_values(self) -> bool {
+        self != WorkloadKind::ListAppend
+    }
+}
+
+/// The shape of the model workloads, as Jepsen's workloads take it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ModelParams {
+    /// bank: accounts 0..accounts.
+    pub accounts: u32,
+    /// bank: the money, all in account 0 at the start.
+    pub total_amount: i64,
+    /// bank: transfers move 1..=max_transfer.
+    pub max_transfer: u32,
+    /// bank: a transfer may leave a negative balance (else the client
+    /// refuses it: `fail`).
+    pub allow_negative: bool,
+    /// bank: a transfer writes the balances it computed from its reads
+    /// (`SET v = <computed>`) rather than `SET v = v - amount`: a lost update
+    /// then changes the total.
+    pub computed_writes: bool,
+    /// long-fork: keys per group read.
+    pub group_size: u32,
+}
+
+impl Default for ModelParams {
+    /// Jepsen's defaults (bank.clj: 8 accounts, 100, 5; long_fork.clj: 2).
+    fn default() -> Self {
+        ModelParams {
+            accounts: 8,
+            total_amount: 100,
+            max_transfer: 5,
+            allow_negative: false,
+            computed_writes: false,
+            group_size: 2,
+        }
+    }
+}
+
+impl ModelParams {
+    /// Rejects parameters no workload can run with.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.accounts < 2 {
+            return Err("--accounts must be at least 2 (a transfer needs two)".into());
+        }
+        if self.total_amount < 0 {
+            return Err(format!(
+                "--total-amount must not be negative, got {}",
+                self.total_amount
+            ));
+        }
+        if self.max_transfer == 0 {
+            return Err("--max-transfer must be at least 1".into());
+        }
+        if self.group_size == 0 {
+            return Err("--group-size must be at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// bank: the rows a run starts with, (account, balance).
+    pub fn initial_balances(&self) -> Vec<(Key, Value)> {
+        (0..self.accounts as Key)
+            .map(|k| (k, if k == 0 { self.total_amount } else { 0 }))
+            .collect()
+    }
 }
 
 /// Errors of the runner, before any transaction ran (bad options, a target

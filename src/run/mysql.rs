@@ -2,11 +2,15 @@
 
 pub use super::client::parse_session_var;
 #[cfg(feature = "run-mysql")]
-use super::client::{list_read, table_name, Client, Completion, Target};
+use super::client::{
+    initial_rows, list_read, model_op, table_name, Client, Completion, KvTxn, ModelFailure, Target,
+};
 use super::dialect::MyDialect;
 #[cfg(feature = "run-mysql")]
 use super::dialect::Phase;
 use super::WorkloadKind;
+#[cfg(feature = "run-mysql")]
+use super::{Key, ModelParams, Value};
 #[cfg(feature = "run-mysql")]
 use super::{Mop, ReadValue, Txn};
 #[cfg(feature = "run-mysql")]
@@ -117,6 +121,8 @@ pub struct MyTarget {
     /// `innodb_lock_wait_timeout` and `lock_wait_timeout` of every session:
     /// `--txn-timeout` rounded up to whole seconds (the variables' unit).
     lock_wait_secs: u64,
+    /// The model workloads' shape (bank's accounts, ...).
+    params: ModelParams,
 }
 
 #[cfg(feature = "run-mysql")]
@@ -162,8 +168,15 @@ impl MyTarget {
             workload,
             table: table_name(workload, run_id),
             lock_wait_secs: 50,
+            params: ModelParams::default(),
         }
         .with_txn_timeout(super::driver::DEFAULT_TXN_TIMEOUT))
+    }
+
+    /// Sets the model workloads' shape.
+    pub fn with_model(mut self, params: ModelParams) -> Self {
+        self.params = params;
+        self
     }
 
     /// Bounds each transaction by `t` (`--txn-timeout`): a row or metadata
@@ -202,9 +215,10 @@ impl Target for MyTarget {
         let mut c = Conn::new(self.setup_opts.clone()).map_err(db)?;
         let version: Option<String> = c.query_first("SELECT VERSION()").map_err(db)?;
         let _ = self.version.set(version.unwrap_or_default());
-        let v = match self.workload {
-            WorkloadKind::ListAppend => "LONGTEXT",
-            WorkloadKind::RwRegister => "BIGINT",
+        let v = if self.workload.int_values() {
+            "BIGINT"
+        } else {
+            "LONGTEXT"
         };
         c.query_drop(format!("DROP TABLE IF EXISTS {}", self.table))
             .map_err(db)?;
@@ -213,6 +227,13 @@ impl Target for MyTarget {
             self.table
         ))
         .map_err(db)?;
+        for (k, v) in initial_rows(self.workload, &self.params) {
+            c.exec_drop(
+                format!("INSERT INTO {} (k, v) VALUES (?, ?)", self.table),
+                (k as i64, v),
+            )
+            .map_err(db)?;
+        }
         self.open(self.setup_opts.clone()).map(drop)
     }
 
@@ -279,7 +300,7 @@ impl MyTarget {
             WorkloadKind::ListAppend => format!(
                 "INSERT INTO {t} (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = CONCAT(v, ',', VALUES(v))"
             ),
-            WorkloadKind::RwRegister => {
+            _ => {
                 format!("INSERT INTO {t} (k, v) VALUES (?, ?) ON DUPLICATE KEY UPDATE v = VALUES(v)")
             }
         };
@@ -287,10 +308,29 @@ impl MyTarget {
             .prep(format!("SELECT v FROM {t} WHERE k = ?"))
             .map_err(db)?;
         let write = conn.prep(write).map_err(db)?;
+        let model = match self.workload.model() {
+            None => None,
+            Some(_) => Some(ModelStatements {
+                scan: conn
+                    .prep(format!("SELECT k, v FROM {t} ORDER BY k"))
+                    .map_err(db)?,
+                add: conn
+                    .prep(format!("UPDATE {t} SET v = v + ? WHERE k = ?"))
+                    .map_err(db)?,
+                insert: conn
+                    .prep(format!("INSERT INTO {t} (k, v) VALUES (?, ?)"))
+                    .map_err(db)?,
+                put: conn
+                    .prep(format!("UPDATE {t} SET v = ? WHERE k = ?"))
+                    .map_err(db)?,
+            }),
+        };
         Ok(Box::new(MyClient {
             conn,
             read,
             write,
+            model,
+            params: self.params,
             dialect: self.dialect,
             workload: self.workload,
         }))
@@ -302,15 +342,57 @@ struct MyClient {
     conn: Conn,
     read: Statement,
     write: Statement,
+    /// For the model workloads.
+    model: Option<ModelStatements>,
+    params: ModelParams,
     dialect: MyDialect,
     workload: WorkloadKind,
 }
 
-/// A failure of one attempt: a database error and where it came, or a
-/// stored value we could not understand.
+/// The model workloads' statements beyond `read`.
+#[cfg(feature = "run-mysql")]
+struct ModelStatements {
+    scan: Statement,
+    add: Statement,
+    insert: Statement,
+    put: Statement,
+}
+
+/// The connection inside `START TRANSACTION`, as [`KvTxn`] sees it.
+#[cfg(feature = "run-mysql")]
+struct MyKv<'a> {
+    conn: &'a mut Conn,
+    read: &'a Statement,
+    s: &'a ModelStatements,
+}
+
+#[cfg(feature = "run-mysql")]
+impl KvTxn for MyKv<'_> {
+    type Error = mysql::Error;
+    fn get(&mut self, k: Key) -> Result<Option<Value>, mysql::Error> {
+        self.conn.exec_first(self.read, (k as i64,))
+    }
+    fn scan(&mut self) -> Result<Vec<(Key, Value)>, mysql::Error> {
+        let rows: Vec<(i64, i64)> = self.conn.exec(&self.s.scan, ())?;
+        Ok(rows.into_iter().map(|(k, v)| (k as Key, v)).collect())
+    }
+    fn add(&mut self, k: Key, delta: Value) -> Result<(), mysql::Error> {
+        self.conn.exec_drop(&self.s.add, (delta, k as i64))
+    }
+    fn insert(&mut self, k: Key, v: Value) -> Result<(), mysql::Error> {
+        self.conn.exec_drop(&self.s.insert, (k as i64, v))
+    }
+    fn put(&mut self, k: Key, v: Value) -> Result<(), mysql::Error> {
+        self.conn.exec_drop(&self.s.put, (v, k as i64))
+    }
+}
+
+/// A failure of one attempt: a database error and where it came, a
+/// transfer the client refused, or a stored value we could not understand.
 #[cfg(feature = "run-mysql")]
 enum Failure {
     Db(mysql::Error, Phase),
+    Refused(String),
     Data(String),
 }
 
@@ -326,6 +408,26 @@ impl MyClient {
     fn attempt(&mut self, txn: &[Mop]) -> Result<Txn, Failure> {
         self.conn.query_drop("START TRANSACTION")?;
         let mut done = Vec::with_capacity(txn.len());
+        if let Some(s) = &self.model {
+            let mut kv = MyKv {
+                conn: &mut self.conn,
+                read: &self.read,
+                s,
+            };
+            for m in txn {
+                done.push(model_op(&mut kv, self.workload, m, &self.params).map_err(
+                    |f| match f {
+                        ModelFailure::Db(e) => Failure::Db(e, Phase::Statement),
+                        ModelFailure::Refused(why) => Failure::Refused(why),
+                        ModelFailure::Data(why) => Failure::Data(why),
+                    },
+                )?);
+            }
+            self.conn
+                .query_drop("COMMIT")
+                .map_err(|e| Failure::Db(e, Phase::Commit))?;
+            return Ok(done);
+        }
         for m in txn {
             match m {
                 Mop::Read(k, _) => {
@@ -335,7 +437,7 @@ impl MyClient {
                                 self.conn.exec_first(&self.read, (*k as i64,))?;
                             list_read(cell).map_err(Failure::Data)?
                         }
-                        WorkloadKind::RwRegister => {
+                        _ => {
                             let cell: Option<i64> =
                                 self.conn.exec_first(&self.read, (*k as i64,))?;
                             cell.map(ReadValue::Int)
@@ -352,6 +454,13 @@ impl MyClient {
                     self.conn.exec_drop(&self.write, (*k as i64, *v))?;
                     done.push(m.clone());
                 }
+                _ => {
+                    return Err(Failure::Data(format!(
+                        "{} is not an op of the {} workload",
+                        super::txn_json(std::slice::from_ref(m)),
+                        self.workload.name()
+                    )))
+                }
             }
         }
         self.conn
@@ -366,6 +475,13 @@ impl Client for MyClient {
     fn execute(&mut self, txn: &[Mop]) -> Completion {
         match self.attempt(txn) {
             Ok(done) => Completion::Ok(done),
+            Err(Failure::Refused(e)) => {
+                // Jepsen's bank client refuses, and the transaction ends.
+                match self.conn.query_drop("ROLLBACK") {
+                    Ok(()) => Completion::Fail(e),
+                    Err(r) => Completion::Info(format!("{e}; then ROLLBACK: {}", error_text(&r))),
+                }
+            }
             Err(Failure::Data(e)) => Completion::Info(e),
             Err(Failure::Db(e, phase)) => {
                 let code = match &e {

@@ -1,11 +1,15 @@
 //! `isolde run postgres`: PostgreSQL through the synchronous `postgres` crate.
 
 #[cfg(feature = "run-postgres")]
-use super::client::{list_read, table_name, Client, Completion, Target};
+use super::client::{
+    initial_rows, list_read, model_op, table_name, Client, Completion, KvTxn, ModelFailure, Target,
+};
 use super::dialect::PgDialect;
 #[cfg(feature = "run-postgres")]
 use super::dialect::Phase;
 use super::WorkloadKind;
+#[cfg(feature = "run-postgres")]
+use super::{Key, ModelParams, Value};
 #[cfg(feature = "run-postgres")]
 use super::{Mop, ReadValue, Txn};
 #[cfg(feature = "run-postgres")]
@@ -88,6 +92,8 @@ pub struct PgTarget {
     table: String,
     /// `--txn-timeout`: the driver cancels a transaction that overruns it.
     txn_timeout: Duration,
+    /// The model workloads' shape (bank's accounts, ...).
+    params: ModelParams,
 }
 
 /// `host:port` of a PostgreSQL config, for messages.
@@ -164,7 +170,14 @@ impl PgTarget {
             workload,
             table: table_name(workload, run_id),
             txn_timeout: super::driver::DEFAULT_TXN_TIMEOUT,
+            params: ModelParams::default(),
         })
+    }
+
+    /// Sets the model workloads' shape.
+    pub fn with_model(mut self, params: ModelParams) -> Self {
+        self.params = params;
+        self
     }
 
     /// Sets `--txn-timeout`. The driver cancels an overrunning transaction
@@ -198,9 +211,10 @@ impl Target for PgTarget {
         let mut c = self.config.connect(NoTls).map_err(db)?;
         let version: String = c.query_one("SELECT version()", &[]).map_err(db)?.get(0);
         let _ = self.version.set(version);
-        let v = match self.workload {
-            WorkloadKind::ListAppend => "TEXT",
-            WorkloadKind::RwRegister => "BIGINT",
+        let v = if self.workload.int_values() {
+            "BIGINT"
+        } else {
+            "TEXT"
         };
         // One statement each, not one batch (which runs as one transaction):
         // distributed SQL databases limit schema changes grouped in a
@@ -213,6 +227,13 @@ impl Target for PgTarget {
             ),
         ] {
             c.batch_execute(&ddl).map_err(db)?;
+        }
+        for (k, v) in initial_rows(self.workload, &self.params) {
+            c.execute(
+                &format!("INSERT INTO {} (k, v) VALUES ($1, $2)", self.table),
+                &[&(k as i64), &v],
+            )
+            .map_err(db)?;
         }
         if self.fast_deadlocks {
             let ok = c
@@ -265,7 +286,7 @@ impl Target for PgTarget {
                 "INSERT INTO {t} AS old (k, v) VALUES ($1, $2) \
                  ON CONFLICT (k) DO UPDATE SET v = old.v || ',' || EXCLUDED.v"
             ),
-            WorkloadKind::RwRegister => format!(
+            _ => format!(
                 "INSERT INTO {t} (k, v) VALUES ($1, $2) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v"
             ),
         };
@@ -273,10 +294,29 @@ impl Target for PgTarget {
             .prepare(&format!("SELECT v FROM {t} WHERE k = $1"))
             .map_err(db)?;
         let write = conn.prepare(&write).map_err(db)?;
+        let model = match self.workload.model() {
+            None => None,
+            Some(_) => Some(ModelStatements {
+                scan: conn
+                    .prepare(&format!("SELECT k, v FROM {t} ORDER BY k"))
+                    .map_err(db)?,
+                add: conn
+                    .prepare(&format!("UPDATE {t} SET v = v + $1 WHERE k = $2"))
+                    .map_err(db)?,
+                insert: conn
+                    .prepare(&format!("INSERT INTO {t} (k, v) VALUES ($1, $2)"))
+                    .map_err(db)?,
+                put: conn
+                    .prepare(&format!("UPDATE {t} SET v = $1 WHERE k = $2"))
+                    .map_err(db)?,
+            }),
+        };
         Ok(Box::new(PgClient {
             conn,
             read,
             write,
+            model,
+            params: self.params,
             level: self.level.level(),
             dialect: self.dialect,
             workload: self.workload,
@@ -295,16 +335,68 @@ struct PgClient {
     conn: postgres::Client,
     read: Statement,
     write: Statement,
+    /// For the model workloads.
+    model: Option<ModelStatements>,
+    params: ModelParams,
     level: IsolationLevel,
     dialect: PgDialect,
     workload: WorkloadKind,
 }
 
+/// The model workloads' statements beyond `read`.
 #[cfg(feature = "run-postgres")]
-/// A failure of one attempt: a database error and where it came, or a
-/// stored value we could not understand.
+struct ModelStatements {
+    scan: Statement,
+    add: Statement,
+    insert: Statement,
+    put: Statement,
+}
+
+/// A transaction in progress, as [`KvTxn`] sees it.
+#[cfg(feature = "run-postgres")]
+struct PgKv<'a, 'b> {
+    tx: &'a mut postgres::Transaction<'b>,
+    read: &'a Statement,
+    s: &'a ModelStatements,
+}
+
+#[cfg(feature = "run-postgres")]
+impl KvTxn for PgKv<'_, '_> {
+    type Error = postgres::Error;
+    fn get(&mut self, k: Key) -> Result<Option<Value>, postgres::Error> {
+        Ok(self
+            .tx
+            .query_opt(self.read, &[&(k as i64)])?
+            .map(|r| r.get::<_, i64>(0)))
+    }
+    fn scan(&mut self) -> Result<Vec<(Key, Value)>, postgres::Error> {
+        Ok(self
+            .tx
+            .query(&self.s.scan, &[])?
+            .iter()
+            .map(|r| (r.get::<_, i64>(0) as Key, r.get::<_, i64>(1)))
+            .collect())
+    }
+    fn add(&mut self, k: Key, delta: Value) -> Result<(), postgres::Error> {
+        self.tx.execute(&self.s.add, &[&delta, &(k as i64)])?;
+        Ok(())
+    }
+    fn insert(&mut self, k: Key, v: Value) -> Result<(), postgres::Error> {
+        self.tx.execute(&self.s.insert, &[&(k as i64), &v])?;
+        Ok(())
+    }
+    fn put(&mut self, k: Key, v: Value) -> Result<(), postgres::Error> {
+        self.tx.execute(&self.s.put, &[&v, &(k as i64)])?;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "run-postgres")]
+/// A failure of one attempt: a database error and where it came, a
+/// transfer the client refused, or a stored value we could not understand.
 enum Failure {
     Db(postgres::Error, Phase),
+    Refused(String),
     Data(String),
 }
 
@@ -325,6 +417,24 @@ impl PgClient {
             .isolation_level(self.level)
             .start()?;
         let mut done = Vec::with_capacity(txn.len());
+        if let Some(s) = &self.model {
+            let mut kv = PgKv {
+                tx: &mut tx,
+                read: &self.read,
+                s,
+            };
+            for m in txn {
+                done.push(model_op(&mut kv, self.workload, m, &self.params).map_err(
+                    |f| match f {
+                        ModelFailure::Db(e) => Failure::Db(e, Phase::Statement),
+                        ModelFailure::Refused(why) => Failure::Refused(why),
+                        ModelFailure::Data(why) => Failure::Data(why),
+                    },
+                )?);
+            }
+            tx.commit().map_err(|e| Failure::Db(e, Phase::Commit))?;
+            return Ok(done);
+        }
         for m in txn {
             match m {
                 Mop::Read(k, _) => {
@@ -333,7 +443,7 @@ impl PgClient {
                         WorkloadKind::ListAppend => {
                             list_read(row.map(|r| r.get::<_, String>(0))).map_err(Failure::Data)?
                         }
-                        WorkloadKind::RwRegister => row.map(|r| ReadValue::Int(r.get::<_, i64>(0))),
+                        _ => row.map(|r| ReadValue::Int(r.get::<_, i64>(0))),
                     };
                     done.push(Mop::Read(*k, value));
                 }
@@ -344,6 +454,13 @@ impl PgClient {
                 Mop::Write(k, v) => {
                     tx.execute(&self.write, &[&(*k as i64), v])?;
                     done.push(m.clone());
+                }
+                _ => {
+                    return Err(Failure::Data(format!(
+                        "{} is not an op of the {} workload",
+                        super::txn_json(std::slice::from_ref(m)),
+                        self.workload.name()
+                    )))
                 }
             }
         }
@@ -357,6 +474,7 @@ impl Client for PgClient {
     fn execute(&mut self, txn: &[Mop]) -> Completion {
         match self.attempt(txn) {
             Ok(done) => Completion::Ok(done),
+            Err(Failure::Refused(e)) => Completion::Fail(e),
             Err(Failure::Data(e)) => Completion::Info(e),
             Err(Failure::Db(e, phase)) => {
                 // A closed connection is no answer, whatever came before.

@@ -1,5 +1,7 @@
 //! The history recorder: one JSON line per invocation and per completion, in
-//! elle-cli's shape plus a `time` in nanoseconds since the run started.
+//! elle-cli's shape plus a `time` in nanoseconds since the run started. A
+//! model op (bank, counter, set) is one Jepsen op with its own `f`, e.g.
+//! `"f":"transfer","value":{"from":1,"to":2,"amount":3}`.
 //!
 //! Each line is formatted in full, then written with a single `write_all` on
 //! an unbuffered file while a mutex is held, so lines never interleave and a
@@ -7,7 +9,7 @@
 //! written even if the process dies). Index and time are taken under the same
 //! mutex, so both grow monotonically down the file.
 
-use super::{txn_json, Mop};
+use super::{op_f_and_value, Mop};
 use crate::history::Outcome;
 use std::fs::File;
 use std::io::{self, Write};
@@ -85,13 +87,8 @@ impl Recorder {
 
     /// Records an invocation (reads carry `null`); returns its index.
     pub fn invoke(&self, process: i64, txn: &[Mop]) -> u64 {
-        self.line(
-            Process::Client(process),
-            "invoke",
-            "txn",
-            &txn_json(txn),
-            None,
-        )
+        let (f, value) = op_f_and_value(txn);
+        self.line(Process::Client(process), "invoke", f, &value, None)
     }
 
     /// Records a completion.
@@ -102,13 +99,8 @@ impl Recorder {
         txn: &[Mop],
         error: Option<&str>,
     ) -> u64 {
-        self.line(
-            Process::Client(process),
-            outcome.name(),
-            "txn",
-            &txn_json(txn),
-            error,
-        )
+        let (f, value) = op_f_and_value(txn);
+        self.line(Process::Client(process), outcome.name(), f, &value, error)
     }
 
     /// Records that the fault injector ran `command` (Jepsen's nemesis ops,

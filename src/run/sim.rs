@@ -20,7 +20,17 @@
 //! installs a commit's writes one key per scheduler step, each with its own
 //! timestamp (visible to snapshot and read-committed readers; two-phase
 //! locking readers wait for it, so strict-serializable hides it);
-//! `aborted-read` applies an aborted transaction's writes anyway.
+//! `aborted-read` applies an aborted transaction's writes anyway;
+//! `long-fork` serves each read-only transaction from one of two replicas,
+//! each [`REPLICA_LAG`] commits behind on the other's half of the keys.
+//!
+//! The model workloads run on the same store: a bank account is a register,
+//! a transfer reads both balances (refusing, as Jepsen's clients do, to go
+//! negative unless allowed) and then writes both; a counter is one key whose
+//! adds build on the value the way appends do; a set is one list the adds
+//! append to. So `lost-update` loses transfers, adds and elements,
+//! `non-atomic` shows a transfer's debit without its credit, and `long-fork`
+//! makes long-fork's group reads disagree.
 //!
 //! No OS threads: each scheduler step picks one simulated client from the seed
 //! and lets it do one thing (begin, one micro-op, or commit). Time is virtual
@@ -29,7 +39,7 @@
 use super::generator::Generator;
 use super::progress::Progress;
 use super::recorder::Recorder;
-use super::{Key, Mop, ReadValue, Txn, Value, WorkloadKind};
+use super::{Key, ModelParams, Mop, ReadValue, Txn, Value, WorkloadKind};
 use crate::history::Outcome;
 use crate::rng::Rng;
 use rustc_hash::FxHashMap;
@@ -39,6 +49,10 @@ use std::time::{Duration, Instant};
 /// How many commits old a read-only transaction's snapshot may be under
 /// `serializable`.
 pub const STALE_LAG: u64 = 8;
+
+/// `long-fork` bug: how many commits a replica lags on the keys it is
+/// behind on.
+pub const REPLICA_LAG: u64 = 8;
 
 /// Nanoseconds of virtual time per scheduler step.
 const STEP_NS: u64 = 1_000;
@@ -78,6 +92,8 @@ pub enum SimBug {
     NonAtomic,
     /// Aborted transactions' writes are installed anyway.
     AbortedRead,
+    /// Read-only transactions read from unsynchronised replicas.
+    LongFork,
 }
 
 /// A stored value: the whole list (a register is a list whose last element
@@ -197,6 +213,8 @@ pub struct SimTxn {
     /// Begin order: names the transaction in the lock table.
     age: u64,
     invoked: Txn,
+    /// What the store runs: the micro-ops, or a model op's reads and writes.
+    program: Txn,
     done: Txn,
     snapshot: u64,
     read_only: bool,
@@ -229,6 +247,7 @@ pub struct Sim {
     level: SimLevel,
     bug: Option<SimBug>,
     workload: WorkloadKind,
+    params: ModelParams,
     db: Db,
     rng: Rng,
     next_age: u64,
@@ -240,10 +259,64 @@ impl Sim {
             level,
             bug,
             workload,
+            params: ModelParams::default(),
             db: Db::default(),
             rng: Rng::new(seed ^ 0x5151_5151),
             next_age: 0,
         }
+        .with_model(ModelParams::default())
+    }
+
+    /// Sets the model workloads' shape; for bank, opens the accounts
+    /// (before any transaction ran).
+    pub fn with_model(mut self, params: ModelParams) -> Sim {
+        self.params = params;
+        if self.workload == WorkloadKind::Bank {
+            self.db.versions.clear();
+            for (k, v) in params.initial_balances() {
+                self.db.install(k, 0, Rc::new(vec![v]));
+            }
+        }
+        self
+    }
+
+    /// The store's micro-ops for `txn`: a model op becomes reads (and, for
+    /// a transfer, later the writes) of its keys.
+    fn program(&self, txn: &Txn) -> Txn {
+        match txn.as_slice() {
+            [Mop::Transfer { from, to, .. }] => vec![Mop::Read(*from, None), Mop::Read(*to, None)],
+            [Mop::ReadBalances(_)] => (0..self.params.accounts as Key)
+                .map(|k| Mop::Read(k, None))
+                .collect(),
+            [Mop::Add(v)] => vec![Mop::Append(0, *v)],
+            [Mop::ReadCounter(_) | Mop::ReadSet(_)] => vec![Mop::Read(0, None)],
+            _ => txn.clone(),
+        }
+    }
+
+    /// What `a` returned, in the shape it was invoked in.
+    pub fn result(&self, a: &SimTxn) -> Txn {
+        let int = |m: &Mop| match m {
+            Mop::Read(_, Some(ReadValue::Int(v))) => *v,
+            _ => 0,
+        };
+        let op = match a.invoked.as_slice() {
+            [Mop::ReadBalances(_)] => {
+                Mop::ReadBalances(Some(a.done.iter().map(|m| (m.key(), int(m))).collect()))
+            }
+            [Mop::ReadCounter(_)] => Mop::ReadCounter(Some(a.done.first().map_or(0, int))),
+            [Mop::ReadSet(_)] => {
+                let mut xs = match a.done.first() {
+                    Some(Mop::Read(_, Some(ReadValue::List(xs)))) => xs.clone(),
+                    _ => vec![],
+                };
+                xs.sort_unstable();
+                Mop::ReadSet(Some(xs))
+            }
+            [m @ (Mop::Transfer { .. } | Mop::Add(_))] => m.clone(),
+            _ => return a.done.clone(),
+        };
+        vec![op]
     }
 
     /// Begins `txn` (taking its snapshot now).
@@ -257,6 +330,7 @@ impl Sim {
         SimTxn {
             age: self.next_age,
             done: Vec::with_capacity(txn.len()),
+            program: self.program(&txn),
             invoked: txn,
             snapshot,
             read_only,
@@ -291,8 +365,10 @@ impl Sim {
     fn read_result(&self, s: Option<Stored>) -> Option<ReadValue> {
         let s = s?;
         Some(match self.workload {
-            WorkloadKind::ListAppend => ReadValue::List(s.as_ref().clone()),
-            WorkloadKind::RwRegister => ReadValue::Int(*s.last()?),
+            WorkloadKind::ListAppend | WorkloadKind::Set | WorkloadKind::SetFull => {
+                ReadValue::List(s.as_ref().clone())
+            }
+            _ => ReadValue::Int(*s.last()?),
         })
     }
 
@@ -314,15 +390,36 @@ impl Sim {
             return Step::Progressed;
         }
         let pos = a.done.len();
-        if pos == a.invoked.len() {
+        if pos == a.program.len() {
+            if let [Mop::Transfer { from, to, amount }] = a.invoked[..] {
+                if a.program.len() == 2 {
+                    // Both balances read: refuse, or write both.
+                    let balance = |m: &Mop| match m {
+                        Mop::Read(_, Some(ReadValue::Int(v))) => *v,
+                        _ => 0,
+                    };
+                    let (b_from, b_to) = (balance(&a.done[0]), balance(&a.done[1]));
+                    if b_from - amount < 0 && !self.params.allow_negative {
+                        return Step::Aborted("negative: the transfer would overdraw its account");
+                    }
+                    a.program.push(Mop::Write(from, b_from - amount));
+                    a.program.push(Mop::Write(to, b_to + amount));
+                    return Step::Progressed;
+                }
+            }
             return self.commit(a);
         }
-        let mop = a.invoked[pos].clone();
+        let mop = a.program[pos].clone();
         let k = mop.key();
         match mop {
             Mop::Read(..) => {
                 let value = if let Some(own) = a.writes.get(&k) {
                     Some(own.clone())
+                } else if self.bug == Some(SimBug::LongFork) && a.read_only {
+                    // Half the keys come from a replica that lags behind.
+                    let lagging = (k + a.age) % 2 == 1;
+                    let lag = if lagging { REPLICA_LAG } else { 0 };
+                    self.db.at(k, self.db.clock.saturating_sub(lag))
                 } else {
                     match self.level {
                         SimLevel::StrictSerializable | SimLevel::Serializable
@@ -359,6 +456,10 @@ impl Sim {
                     }
                 };
                 let new: Vec<Value> = match mop {
+                    // The counter: one number the adds build on.
+                    Mop::Append(..) if self.workload == WorkloadKind::Counter => {
+                        vec![base.and_then(|b| b.last().copied()).unwrap_or(0) + v]
+                    }
                     Mop::Append(..) => {
                         let mut l = base.map(|b| b.as_ref().clone()).unwrap_or_default();
                         l.push(v);
@@ -376,6 +477,8 @@ impl Sim {
                 a.writes.insert(k, new);
                 a.done.push(mop);
             }
+            // `program` holds only the store's micro-ops.
+            _ => return Step::Aborted("not a micro-op of the store"),
         }
         Step::Progressed
     }
@@ -434,7 +537,7 @@ impl Sim {
                         None => leaked.push((k, vec![v])),
                     }
                 }
-                Mop::Read(..) => {}
+                _ => {}
             }
         }
         if leaked.is_empty() {
@@ -444,7 +547,7 @@ impl Sim {
         let ts = self.db.clock;
         for (k, vs) in leaked {
             let new = match self.workload {
-                WorkloadKind::ListAppend => {
+                WorkloadKind::ListAppend | WorkloadKind::Set | WorkloadKind::SetFull => {
                     let mut l = self
                         .db
                         .latest(k)
@@ -453,7 +556,11 @@ impl Sim {
                     l.extend(vs);
                     l
                 }
-                WorkloadKind::RwRegister => vec![*vs.last().expect("one write at least")],
+                WorkloadKind::Counter => {
+                    let base = self.db.latest(k).and_then(|b| b.last().copied());
+                    vec![base.unwrap_or(0) + vs.iter().sum::<Value>()]
+                }
+                _ => vec![*vs.last().expect("one write at least")],
             };
             self.db.install(k, ts, Rc::new(new));
         }
@@ -493,7 +600,7 @@ pub fn run_sim(
 ) {
     let seed = gen.options().seed;
     let workload = gen.options().workload;
-    let mut sim = Sim::new(cfg.level, cfg.bug, workload, seed);
+    let mut sim = Sim::new(cfg.level, cfg.bug, workload, seed).with_model(gen.options().model);
     let mut sched = Rng::new(seed ^ 0xa5a5_a5a5_a5a5);
     let p = cfg.processes.max(1) as usize;
     let mut clients: Vec<Option<SimTxn>> = (0..p).map(|_| None).collect();
@@ -538,7 +645,7 @@ pub fn run_sim(
                 sim.finish(&a, outcome.is_none());
                 match outcome {
                     None => {
-                        rec.complete(c as i64, Outcome::Ok, &a.done, None);
+                        rec.complete(c as i64, Outcome::Ok, &sim.result(&a), None);
                         progress.completed(Outcome::Ok);
                     }
                     Some(why) => {
@@ -575,7 +682,7 @@ pub fn run_sim(
     time += STEP_NS;
     rec.set_time(time);
     match outcome {
-        None => rec.complete(0, Outcome::Ok, &a.done, None),
+        None => rec.complete(0, Outcome::Ok, &sim.result(&a), None),
         Some(why) => rec.complete(0, Outcome::Fail, &a.invoked, Some(why)),
     };
     progress.completed(if outcome.is_none() {

@@ -1,8 +1,12 @@
 //! `isolde run sqlite`: a file database through the bundled SQLite.
 
 #[cfg(feature = "run-sqlite")]
-use super::client::{list_read, table_name, Client, Completion, Target};
+use super::client::{
+    initial_rows, list_read, model_op, table_name, Client, Completion, KvTxn, ModelFailure, Target,
+};
 use super::WorkloadKind;
+#[cfg(feature = "run-sqlite")]
+use super::{Key, ModelParams, Value};
 #[cfg(feature = "run-sqlite")]
 use super::{Mop, ReadValue, Txn};
 #[cfg(feature = "run-sqlite")]
@@ -57,6 +61,8 @@ pub struct SqliteTarget {
     pub table: String,
     /// Busy timeout of every connection (`--txn-timeout`).
     pub busy_timeout: Duration,
+    /// The model workloads' shape (bank's accounts, ...).
+    pub params: ModelParams,
 }
 
 #[cfg(feature = "run-sqlite")]
@@ -75,7 +81,14 @@ impl SqliteTarget {
             workload,
             table: table_name(workload, run_id),
             busy_timeout: super::driver::DEFAULT_TXN_TIMEOUT,
+            params: ModelParams::default(),
         }
+    }
+
+    /// Sets the model workloads' shape.
+    pub fn with_model(mut self, params: ModelParams) -> Self {
+        self.params = params;
+        self
     }
 
     /// Waits for locks up to `t` (`--txn-timeout`).
@@ -106,14 +119,21 @@ impl Target for SqliteTarget {
 
     fn setup(&self) -> anyhow::Result<()> {
         let conn = self.open()?;
-        let v = match self.workload {
-            WorkloadKind::ListAppend => "TEXT",
-            WorkloadKind::RwRegister => "INTEGER",
+        let v = if self.workload.int_values() {
+            "INTEGER"
+        } else {
+            "TEXT"
         };
         conn.execute_batch(&format!(
             "DROP TABLE IF EXISTS {t}; CREATE TABLE {t} (k INTEGER PRIMARY KEY, v {v} NOT NULL)",
             t = self.table
         ))?;
+        for (k, v) in initial_rows(self.workload, &self.params) {
+            conn.execute(
+                &format!("INSERT INTO {} (k, v) VALUES (?1, ?2)", self.table),
+                rusqlite::params![k as i64, v],
+            )?;
+        }
         Ok(())
     }
 
@@ -124,7 +144,7 @@ impl Target for SqliteTarget {
             WorkloadKind::ListAppend => format!(
                 "INSERT INTO {t} (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = v || ',' || excluded.v"
             ),
-            WorkloadKind::RwRegister => format!(
+            _ => format!(
                 "INSERT INTO {t} (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = excluded.v"
             ),
         };
@@ -136,6 +156,8 @@ impl Target for SqliteTarget {
             },
             read: format!("SELECT v FROM {t} WHERE k = ?1"),
             write,
+            table: t.clone(),
+            params: self.params,
             workload: self.workload,
             committing: false,
         }))
@@ -154,10 +176,58 @@ struct SqliteClient {
     begin: &'static str,
     read: String,
     write: String,
+    table: String,
+    params: ModelParams,
     workload: WorkloadKind,
     /// Whether the last attempt reached COMMIT (an interrupt there leaves
     /// the outcome unknown).
     committing: bool,
+}
+
+/// The connection inside BEGIN, as [`KvTxn`] sees it.
+#[cfg(feature = "run-sqlite")]
+struct SqliteKv<'a> {
+    conn: &'a Connection,
+    table: &'a str,
+}
+
+#[cfg(feature = "run-sqlite")]
+impl KvTxn for SqliteKv<'_> {
+    type Error = rusqlite::Error;
+    fn get(&mut self, k: Key) -> rusqlite::Result<Option<Value>> {
+        let sql = format!("SELECT v FROM {} WHERE k = ?1", self.table);
+        self.conn
+            .prepare_cached(&sql)?
+            .query_row([k as i64], |r| r.get(0))
+            .optional()
+    }
+    fn scan(&mut self) -> rusqlite::Result<Vec<(Key, Value)>> {
+        let sql = format!("SELECT k, v FROM {} ORDER BY k", self.table);
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)? as Key, r.get(1)?)))?;
+        rows.collect()
+    }
+    fn add(&mut self, k: Key, delta: Value) -> rusqlite::Result<()> {
+        let sql = format!("UPDATE {} SET v = v + ?1 WHERE k = ?2", self.table);
+        self.conn
+            .prepare_cached(&sql)?
+            .execute(rusqlite::params![delta, k as i64])
+            .map(drop)
+    }
+    fn put(&mut self, k: Key, v: Value) -> rusqlite::Result<()> {
+        let sql = format!("UPDATE {} SET v = ?1 WHERE k = ?2", self.table);
+        self.conn
+            .prepare_cached(&sql)?
+            .execute(rusqlite::params![v, k as i64])
+            .map(drop)
+    }
+    fn insert(&mut self, k: Key, v: Value) -> rusqlite::Result<()> {
+        let sql = format!("INSERT INTO {} (k, v) VALUES (?1, ?2)", self.table);
+        self.conn
+            .prepare_cached(&sql)?
+            .execute(rusqlite::params![k as i64, v])
+            .map(drop)
+    }
 }
 
 #[cfg(feature = "run-sqlite")]
@@ -190,6 +260,23 @@ pub fn classify(e: &rusqlite::Error, committing: bool, rolled_back: bool) -> Out
 
 #[cfg(feature = "run-sqlite")]
 impl SqliteClient {
+    /// A model workload's transaction.
+    fn attempt_model(&mut self, txn: &[Mop]) -> Result<Txn, ModelFailure<rusqlite::Error>> {
+        self.committing = false;
+        self.conn.execute_batch(self.begin)?;
+        let mut kv = SqliteKv {
+            conn: &self.conn,
+            table: &self.table,
+        };
+        let done = txn
+            .iter()
+            .map(|m| model_op(&mut kv, self.workload, m, &self.params))
+            .collect::<Result<Txn, _>>()?;
+        self.committing = true;
+        self.conn.execute_batch("COMMIT")?;
+        Ok(done)
+    }
+
     fn attempt(&mut self, txn: &[Mop]) -> rusqlite::Result<Txn> {
         self.committing = false;
         self.conn.execute_batch(self.begin)?;
@@ -210,7 +297,7 @@ impl SqliteClient {
                                 )
                             })?
                         }
-                        WorkloadKind::RwRegister => st
+                        _ => st
                             .query_row([*k as i64], |r| r.get::<_, i64>(0))
                             .optional()?
                             .map(ReadValue::Int),
@@ -227,6 +314,13 @@ impl SqliteClient {
                     st.execute(rusqlite::params![*k as i64, *v])?;
                     done.push(m.clone());
                 }
+                _ => {
+                    return Err(rusqlite::Error::InvalidParameterName(format!(
+                        "{} is not an op of the {} workload",
+                        super::txn_json(std::slice::from_ref(m)),
+                        self.workload.name()
+                    )))
+                }
             }
         }
         self.committing = true;
@@ -238,19 +332,27 @@ impl SqliteClient {
 #[cfg(feature = "run-sqlite")]
 impl Client for SqliteClient {
     fn execute(&mut self, txn: &[Mop]) -> Completion {
-        match self.attempt(txn) {
-            Ok(done) => Completion::Ok(done),
-            Err(e) => {
-                let rolled_back = if self.conn.is_autocommit() {
-                    true
-                } else {
-                    self.conn.execute_batch("ROLLBACK").is_ok() && self.conn.is_autocommit()
-                };
-                match classify(&e, self.committing, rolled_back) {
-                    Outcome::Fail => Completion::Fail(e.to_string()),
-                    _ => Completion::Info(e.to_string()),
-                }
-            }
+        let result = if self.workload.model().is_some() {
+            self.attempt_model(txn)
+        } else {
+            self.attempt(txn).map_err(ModelFailure::Db)
+        };
+        let e = match result {
+            Ok(done) => return Completion::Ok(done),
+            Err(e) => e,
+        };
+        let rolled_back = if self.conn.is_autocommit() {
+            true
+        } else {
+            self.conn.execute_batch("ROLLBACK").is_ok() && self.conn.is_autocommit()
+        };
+        match e {
+            ModelFailure::Refused(why) if rolled_back => Completion::Fail(why),
+            ModelFailure::Refused(why) | ModelFailure::Data(why) => Completion::Info(why),
+            ModelFailure::Db(e) => match classify(&e, self.committing, rolled_back) {
+                Outcome::Fail => Completion::Fail(e.to_string()),
+                _ => Completion::Info(e.to_string()),
+            },
         }
     }
 

@@ -107,3 +107,29 @@ pub fn python_available() -> bool {
     }
     ok
 }
+
+/// Checks a recorded model-workload history (`-w bank` ...) with the
+/// model's checker, as `isolde run` does: (verdict, readable report).
+pub fn check_model(
+    path: &std::path::Path,
+    model: isolde::models::Model,
+    options: &isolde::models::Options,
+) -> (Validity, String) {
+    let ops = isolde::models::read_ops_file(path, None)
+        .unwrap_or_else(|e| panic!("history {} unreadable: {e}", path.display()));
+    let checked = isolde::models::check(model, &ops, options)
+        .unwrap_or_else(|e| panic!("history {} does not fit: {e}", path.display()));
+    (checked.valid(), checked.explain(&ops))
+}
+
+/// The model checker's options matching `isolde run`'s defaults (bank's
+/// total 100, long-fork's groups of 2).
+pub fn model_defaults() -> isolde::models::Options {
+    isolde::models::Options {
+        bank: isolde::models::bank::BankOptions {
+            negative_balances: false,
+            total_amount: Some(100),
+        },
+        group_size: 2,
+    }
+}
