@@ -41,14 +41,26 @@ const TEST_SH: &[(&[&str], &str, i32)] = &[
         "long-fork.edn",
         1,
     ),
-    (&["--model", "cas-register"], "cas-register-bad-analysis.edn", 1),
-    (&["--model", "cas-register"], "cas-register-cas-failure.edn", 1),
+    (
+        &["--model", "cas-register"],
+        "cas-register-bad-analysis.edn",
+        1,
+    ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-cas-failure.edn",
+        1,
+    ),
     (
         &["--model", "cas-register"],
         "cas-register-mongodb-v0-ack-rollback-6.edn",
         1,
     ),
-    (&["--model", "cas-register"], "cas-register-rethink-fail.edn", 1),
+    (
+        &["--model", "cas-register"],
+        "cas-register-rethink-fail.edn",
+        1,
+    ),
     (
         &["--model", "cas-register"],
         "cas-register-rethink-fail-minimal.edn",
@@ -59,8 +71,16 @@ const TEST_SH: &[(&[&str], &str, i32)] = &[
         "cas-register-rethink-fail-smaller.edn",
         1,
     ),
-    (&["--model", "cas-register"], "cas-register-memstress3-9.edn", 0),
-    (&["--model", "cas-register"], "cas-register-memstress3-9.json", 0),
+    (
+        &["--model", "cas-register"],
+        "cas-register-memstress3-9.edn",
+        0,
+    ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-memstress3-9.json",
+        0,
+    ),
     (&["--model", "mutex"], "mutex-etcd.edn", 1),
     (&["--model", "mutex"], "mutex-etcd.json", 1),
 ];
@@ -201,14 +221,29 @@ fn cas_register_blames_the_op_knossos_blames() {
         assert!(!j["final-paths"].as_array().unwrap().is_empty(), "{file}");
     }
     // cas-failure: the one path Knossos's test names among ours.
-    let o = isolde(&["-m", "cas-register", "-v", &data("cas-register-cas-failure.edn")]);
+    let o = isolde(&[
+        "-m",
+        "cas-register",
+        "-v",
+        &data("cas-register-cas-failure.edn"),
+    ]);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(j["final-paths"].as_array().unwrap().iter().any(|p| p[0]["op"]["index"] == 472
-        && p[1]["model"]["msg"] == "can't read 0 from register 2"));
+    assert!(j["final-paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p[0]["op"]["index"] == 472
+            && p[1]["model"]["msg"] == "can't read 0 from register 2"));
     let o = isolde(&["-m", "mutex", "-x", &data("mutex-etcd.edn")]);
     let text = stdout(&o);
-    assert!(text.contains("cannot be placed: op 1119 (ok acquire nil, process 0"), "{text}");
-    assert!(text.contains("locked after op 1109: already held"), "{text}");
+    assert!(
+        text.contains("cannot be placed: op 1119 (ok acquire nil, process 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("locked after op 1109: already held"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -225,7 +260,10 @@ fn linearizability_input_errors_and_budget() {
     assert_eq!(o.status.code(), Some(4));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.edn:2:"), "{err}");
-    assert!(err.contains("invoked again while its call at line 1 is still open"), "{err}");
+    assert!(
+        err.contains("invoked again while its call at line 1 is still open"),
+        "{err}"
+    );
     let o = isolde(&["-m", "mutex", &data("cas-register-bad-analysis.edn")]);
     assert_eq!(o.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected :f to be acquire or release"));
@@ -238,7 +276,14 @@ fn linearizability_input_errors_and_budget() {
     h += "{:type :invoke, :f :read, :process 99}\n{:type :ok, :f :read, :value 77, :process 99}\n";
     let slow = dir.join("slow.edn");
     std::fs::write(&slow, h).unwrap();
-    let o = isolde(&["-m", "cas-register", "--solver-timeout", "0", "-v", slow.to_str().unwrap()]);
+    let o = isolde(&[
+        "-m",
+        "cas-register",
+        "--solver-timeout",
+        "0",
+        "-v",
+        slow.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(j["valid?"], "unknown");

@@ -49,15 +49,24 @@ impl Calls {
     /// The search's input for the history cut after `events[..len]`: those
     /// events, then a return "at infinity" for every call invoked there that
     /// has not returned by then, which the search may leave unlinearized.
-    /// Returns the events and how many of them are finite.
+    /// Such calls that are reads are left out: optional and without effect,
+    /// they can never matter. Returns the events and how many are finite.
     pub fn timeline(&self, len: usize) -> (Vec<Event>, usize) {
-        let mut out: Vec<Event> = self.events[..len].to_vec();
         let mut returned = vec![false; self.calls.len()];
-        for e in &out {
+        for e in &self.events[..len] {
             if let Event::Return(c) = e {
                 returned[*c as usize] = true;
             }
         }
+        let open_read = |c: u32| {
+            !returned[c as usize] && matches!(self.calls[c as usize].action, Action::Read(_))
+        };
+        let mut out: Vec<Event> = self.events[..len]
+            .iter()
+            .copied()
+            .filter(|e| !matches!(e, Event::Call(c) if open_read(*c)))
+            .collect();
+        let finite = out.len();
         let pending: Vec<Event> = out
             .iter()
             .filter_map(|e| match e {
@@ -66,7 +75,7 @@ impl Calls {
             })
             .collect();
         out.extend(pending);
-        (out, len)
+        (out, finite)
     }
 }
 
@@ -122,10 +131,7 @@ pub fn calls(ops: &Ops, object: Object) -> Result<Calls, ReadError> {
                 let j = open.remove(&op.process).ok_or_else(|| {
                     ops.error(
                         op,
-                        format!(
-                            "process {} completed a call it never invoked",
-                            process(op)
-                        ),
+                        format!("process {} completed a call it never invoked", process(op)),
                     )
                 })?;
                 let c = call_of[&j];
@@ -146,7 +152,8 @@ pub fn calls(ops: &Ops, object: Object) -> Result<Calls, ReadError> {
             }
         }
     }
-    if let Some(e) = (0..calls.len()).find_map(|c| (!failed[c]).then(|| errors[c].take()).flatten()) {
+    if let Some(e) = (0..calls.len()).find_map(|c| (!failed[c]).then(|| errors[c].take()).flatten())
+    {
         return Err(e);
     }
     // Drop failed calls and renumber the rest in invocation order.
@@ -234,7 +241,12 @@ mod tests {
 {:type :info, :f :write, :value 4, :process 1}");
         let c = calls(&o, Object::CasRegister).unwrap();
         assert_eq!(c.calls.len(), 2);
-        let three = c.values.data.iter().position(|d| *d == Datum::Int(3)).unwrap() as u32;
+        let three = c
+            .values
+            .data
+            .iter()
+            .position(|d| *d == Datum::Int(3))
+            .unwrap() as u32;
         assert_eq!(c.calls[0].action, Action::Read(Some(three)));
         assert_eq!(c.calls[0].complete, Some(3));
         assert_eq!(c.calls[1].complete, None, "info: crashed");
@@ -245,6 +257,9 @@ mod tests {
         let (t, finite) = c.timeline(3);
         assert_eq!(finite, 3);
         assert_eq!(t[3], Event::Return(1), "crashed call returns at infinity");
+        // Cut before the read returned: the read is left out.
+        let (t, finite) = c.timeline(1);
+        assert_eq!((t, finite), (vec![], 0));
     }
 
     #[test]
@@ -255,13 +270,23 @@ mod tests {
             Object::CasRegister
         )
         .contains("invoked again while its call at line 1 is still open"));
-        assert!(err("{:type :ok, :f :read, :process 0}", Object::CasRegister)
-            .contains("never invoked"));
-        assert!(err("{:type :invoke, :f :add, :value 1, :process 0}", Object::CasRegister)
-            .contains("expected :f to be read, write or cas"));
+        assert!(
+            err("{:type :ok, :f :read, :process 0}", Object::CasRegister).contains("never invoked")
+        );
+        assert!(err(
+            "{:type :invoke, :f :add, :value 1, :process 0}",
+            Object::CasRegister
+        )
+        .contains("expected :f to be read, write or cas"));
         assert!(err("{:type :invoke, :f :read, :process 0}", Object::Mutex)
             .contains("acquire or release"));
-        let e = err("{:type :invoke, :f :cas, :value 3, :process 0}", Object::CasRegister);
-        assert!(e.starts_with("t.edn:1:33: expected a cas value [old new], got 3"), "{e}");
+        let e = err(
+            "{:type :invoke, :f :cas, :value 3, :process 0}",
+            Object::CasRegister,
+        );
+        assert!(
+            e.starts_with("t.edn:1:33: expected a cas value [old new], got 3"),
+            "{e}"
+        );
     }
 }

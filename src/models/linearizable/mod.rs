@@ -232,14 +232,20 @@ impl LinResult {
             Verdict::Linearizable { state } => {
                 json!({"valid?": true, "model": self.model_json(*state)})
             }
-            Verdict::Unknown { cause } => json!({"valid?": valid_json(self.valid()), "cause": cause}),
+            Verdict::Unknown { cause } => {
+                json!({"valid?": valid_json(self.valid()), "cause": cause})
+            }
             Verdict::Not(None) => json!({
                 "valid?": false,
                 "cause": "the budget ran out while finding the op that cannot be linearized",
             }),
             Verdict::Not(Some(f)) => {
                 let action = self.calls.calls[f.call as usize].action;
-                let last = f.configs.iter().filter_map(|c| c.last).max_by_key(|&c| self.op_of(c));
+                let last = f
+                    .configs
+                    .iter()
+                    .filter_map(|c| c.last)
+                    .max_by_key(|&c| self.op_of(c));
                 let configs: Vec<Value> = f
                     .configs
                     .iter()
@@ -279,13 +285,22 @@ impl LinResult {
             Object::CasRegister => "cas-register",
             Object::Mutex => "mutex",
         };
-        let oks = self.calls.calls.iter().filter(|c| c.complete.is_some()).count();
+        let oks = self
+            .calls
+            .calls
+            .iter()
+            .filter(|c| c.complete.is_some())
+            .count();
         let crashed = self.calls.calls.len() - oks;
-        let mut s = format!("{name}: {oks} ok calls, {crashed} crashed (:info or never completed)\n");
+        let mut s =
+            format!("{name}: {oks} ok calls, {crashed} crashed (:info or never completed)\n");
         let state = |st: u32| state_text(self.calls.object, &self.calls.values, st);
         match &self.verdict {
             Verdict::Linearizable { state: st } => {
-                s += &format!("  linearizable; one linearization ends in state {}\n", state(*st));
+                s += &format!(
+                    "  linearizable; one linearization ends in state {}\n",
+                    state(*st)
+                );
             }
             Verdict::Unknown { cause } => {
                 s += &format!("  unknown: the search hit its {cause} before deciding\n");
@@ -296,11 +311,13 @@ impl LinResult {
             Verdict::Not(Some(f)) => {
                 let call = &self.calls.calls[f.call as usize];
                 match f.previous_ok {
-                    Some(p) => s += &format!(
-                        "  the history is linearizable up to {}: the first {} ok calls\n",
-                        op_text(&ops.ops[p]),
-                        f.ok_before
-                    ),
+                    Some(p) => {
+                        s += &format!(
+                            "  the history is linearizable up to {}: the first {} ok calls\n",
+                            op_text(&ops.ops[p]),
+                            f.ok_before
+                        )
+                    }
                     None => s += "  no prefix with an ok call is linearizable\n",
                 }
                 s += &format!(
@@ -329,7 +346,11 @@ impl LinResult {
                             .map(|l| format!(" after op {}", ops.ops[self.op_of(l)].index))
                             .unwrap_or_default(),
                         refusal(self.calls.object, &self.calls.values, c.state, call.action),
-                        if pending.is_empty() { "none".into() } else { pending.join(", ") },
+                        if pending.is_empty() {
+                            "none".into()
+                        } else {
+                            pending.join(", ")
+                        },
                         if c.pending.len() > 8 { ", ..." } else { "" }
                     );
                 }

@@ -9,7 +9,10 @@
 //!
 //! Crashed calls return "at infinity" (after every finite event): reaching
 //! that part of the list means every `:ok` call is linearized, and the
-//! crashed ones left are those the linearization leaves out.
+//! crashed ones left are those the linearization leaves out. Crashed calls
+//! that do the same thing are interchangeable, so of those invoked so far
+//! only the earliest not yet linearized may be: without this, every subset
+//! of them would be a configuration of its own.
 
 use super::calls::Event;
 use super::spec::{step, Action, INITIAL};
@@ -125,6 +128,19 @@ pub fn search(
             ret[*c as usize] = i as u32;
         }
     }
+    // For each crashed call, the crashed call with the same action invoked
+    // just before it: it must be linearized first.
+    let mut before_same = vec![NIL; actions.len()];
+    let mut latest: rustc_hash::FxHashMap<Action, u32> = Default::default();
+    for e in &events[..finite] {
+        if let Event::Call(c) = *e {
+            if ret[c as usize] as usize >= finite {
+                if let Some(b) = latest.insert(actions[c as usize], c) {
+                    before_same[c as usize] = b;
+                }
+            }
+        }
+    }
     let width = actions.len().div_ceil(64).max(1);
     let mut bits = vec![0u64; width];
     let mut hash = 0u64;
@@ -183,7 +199,9 @@ pub fn search(
             match events[entry as usize] {
                 Event::Call(c) => {
                     let ci = c as usize;
-                    if let Some(s2) = step(state, actions[ci]) {
+                    let b = before_same[ci] as usize;
+                    let canonical = b == NIL as usize || bits[b / 64] & (1 << (b % 64)) != 0;
+                    if let Some(s2) = step(state, actions[ci]).filter(|_| canonical) {
                         bits[ci / 64] |= 1 << (ci % 64);
                         hash ^= word(c);
                         let h = hash ^ word(s2 ^ 0x8000_0000);

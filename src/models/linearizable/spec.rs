@@ -14,7 +14,7 @@ pub enum Object {
 }
 
 /// One call's effect, values interned ([`Values`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     /// A read; `None` when its value is `nil`, which Knossos accepts in any
     /// state (the value was never learned).

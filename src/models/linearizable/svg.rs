@@ -17,7 +17,10 @@ const LEFT: f64 = 90.0;
 
 /// Escapes text for SVG.
 fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// The timeline of `result`'s calls in `ops` (the ops it was checked on).
@@ -31,7 +34,10 @@ pub fn timeline_svg(result: &LinResult, ops: &Ops) -> String {
         Some(c) => {
             let call = &result.calls.calls[c as usize];
             let end = call.complete.unwrap_or(call.invoke);
-            (call.invoke.saturating_sub(WINDOW / 2), (end + WINDOW / 2).min(n))
+            (
+                call.invoke.saturating_sub(WINDOW / 2),
+                (end + WINDOW / 2).min(n),
+            )
         }
         None => (0, n.min(WINDOW)),
     };
@@ -80,10 +86,23 @@ pub fn timeline_svg(result: &LinResult, ops: &Ops) -> String {
         let inv = &ops.ops[call.invoke];
         let y = 30.0 + lane(inv.process) as f64 * LANE;
         let x0 = x(call.invoke);
-        let x1 = call.complete.map_or(width - 10.0, |e| x(e) + STEP / 2.0).max(x0 + 3.0);
+        let x1 = call
+            .complete
+            .map_or(width - 10.0, |e| x(e) + STEP / 2.0)
+            .max(x0 + 3.0);
         let red = Some(c) == bad;
-        let fill = if red { "#e33" } else if call.complete.is_none() { "#ddd" } else { "#9bd" };
-        let dash = if call.complete.is_none() { r#" stroke-dasharray="3,2""# } else { "" };
+        let fill = if red {
+            "#e33"
+        } else if call.complete.is_none() {
+            "#ddd"
+        } else {
+            "#9bd"
+        };
+        let dash = if call.complete.is_none() {
+            r#" stroke-dasharray="3,2""#
+        } else {
+            ""
+        };
         let valued = &ops.ops[result.op_of(c)];
         let label = format!("{} {}", inv.f.name(), short(&valued.value));
         let _ = write!(
@@ -94,7 +113,11 @@ pub fn timeline_svg(result: &LinResult, ops: &Ops) -> String {
                 "op {} (line {}): {label}{}",
                 valued.index,
                 valued.line,
-                if call.complete.is_none() { ", crashed" } else { "" }
+                if call.complete.is_none() {
+                    ", crashed"
+                } else {
+                    ""
+                }
             )),
             x1 - x0,
             x0 + 2.0,

@@ -112,7 +112,11 @@ fn crashed_calls_may_take_effect_any_time_after_invocation_or_never() {
 {:type :ok, :f :read, :value 1, :process 1}
 {:type :invoke, :f :read, :process 1}
 {:type :ok, :f :read, :value 0, :process 1}";
-    assert_eq!(reg(late), Validity::False, "a pending write takes effect once");
+    assert_eq!(
+        reg(late),
+        Validity::False,
+        "a pending write takes effect once"
+    );
     // An invocation that never completes is crashed too.
     assert_eq!(
         reg("{:type :invoke, :f :write, :value 1, :process 0}
@@ -195,7 +199,10 @@ fn the_failure_names_the_first_unplaceable_op_not_a_later_one() {
     assert_eq!(j["op"]["index"], 4);
     assert_eq!(j["op"]["value"], 3);
     assert_eq!(j["previous-ok"]["index"], 1);
-    assert_eq!(j["last-op"]["index"], 5, "the write of 4 may precede the read");
+    assert_eq!(
+        j["last-op"]["index"], 5,
+        "the write of 4 may precede the read"
+    );
     let mut states: Vec<i64> = j["configs"]
         .as_array()
         .unwrap()
@@ -228,7 +235,10 @@ fn valid_results_render_the_final_state() {
         Object::CasRegister,
         "{:type :invoke, :f :write, :value 5, :process 0}\n{:type :ok, :f :write, :value 5, :process 0}",
     );
-    assert_eq!(r.to_json(&o), serde_json::json!({"valid?": true, "model": {"value": 5}}));
+    assert_eq!(
+        r.to_json(&o),
+        serde_json::json!({"valid?": true, "model": {"value": 5}})
+    );
     let svg = svg::timeline_svg(&r, &o);
     assert!(roxmltree::Document::parse(&svg).is_ok());
     assert!(!svg.contains("unplaceable"));
@@ -251,7 +261,9 @@ fn an_exhausted_budget_is_unknown_never_a_guess() {
     let r = check(&o, Object::CasRegister, &tiny).unwrap();
     assert_eq!(r.valid(), Validity::Unknown);
     assert_eq!(r.to_json(&o)["cause"], "memory limit");
-    assert!(r.explain(&o).contains("unknown: the search hit its memory limit"));
+    assert!(r
+        .explain(&o)
+        .contains("unknown: the search hit its memory limit"));
     let r = check(&o, Object::CasRegister, &LinOptions::default()).unwrap();
     assert_eq!(r.valid(), Validity::False);
 }
@@ -321,7 +333,11 @@ fn tiny_strategy(object: Object) -> impl Strategy<Value = Tiny> {
                     }
                 }
             }
-            Tiny { order, calls, lanes }
+            Tiny {
+                order,
+                calls,
+                lanes,
+            }
         })
 }
 
@@ -387,13 +403,24 @@ fn agree(object: Object, t: &Tiny) -> Result<(), TestCaseError> {
             .filter(|&i| matches!(r.calls.events[i], Event::Return(_)))
             .collect();
         prop_assert_eq!(r.calls.events[rets[f.ok_before]], Event::Return(f.call));
-        prop_assert!(!brute(&r.calls, rets[f.ok_before] + 1), "blamed prefix is linearizable\n{}", text);
+        prop_assert!(
+            !brute(&r.calls, rets[f.ok_before] + 1),
+            "blamed prefix is linearizable\n{}",
+            text
+        );
         if f.ok_before > 0 {
-            prop_assert!(brute(&r.calls, rets[f.ok_before - 1] + 1), "an earlier prefix fails\n{}", text);
+            prop_assert!(
+                brute(&r.calls, rets[f.ok_before - 1] + 1),
+                "an earlier prefix fails\n{}",
+                text
+            );
         }
         prop_assert!(!f.configs.is_empty(), "no configuration\n{}", text);
         for c in &f.configs {
-            prop_assert_eq!(spec::step(c.state, r.calls.calls[f.call as usize].action), None);
+            prop_assert_eq!(
+                spec::step(c.state, r.calls.calls[f.call as usize].action),
+                None
+            );
         }
     }
     Ok(())
