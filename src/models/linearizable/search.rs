@@ -173,7 +173,7 @@ pub fn search(
 
     loop {
         ticks = ticks.wrapping_add(1);
-        if ticks % 4096 == 0 {
+        if ticks.is_multiple_of(4096) {
             if let Some(d) = budget.deadline {
                 if Instant::now() >= d {
                     budget.spent = Some("time limit".into());
