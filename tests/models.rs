@@ -41,6 +41,48 @@ const TEST_SH: &[(&[&str], &str, i32)] = &[
         "long-fork.edn",
         1,
     ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-bad-analysis.edn",
+        1,
+    ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-cas-failure.edn",
+        1,
+    ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-mongodb-v0-ack-rollback-6.edn",
+        1,
+    ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-rethink-fail.edn",
+        1,
+    ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-rethink-fail-minimal.edn",
+        1,
+    ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-rethink-fail-smaller.edn",
+        1,
+    ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-memstress3-9.edn",
+        0,
+    ),
+    (
+        &["--model", "cas-register"],
+        "cas-register-memstress3-9.json",
+        0,
+    ),
+    (&["--model", "mutex"], "mutex-etcd.edn", 1),
+    (&["--model", "mutex"], "mutex-etcd.json", 1),
 ];
 
 #[test]
@@ -157,5 +199,96 @@ fn bad_input_is_an_error_with_its_position() {
     }
     let o = isolde(&["-m", "counter", "-"]);
     assert_eq!(o.status.code(), Some(0), "empty stdin: no reads, valid");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The op Knossos's own tests (test/knossos/wgl_test.clj) blame in these
+/// histories, and the last ok op before it.
+#[test]
+fn cas_register_blames_the_op_knossos_blames() {
+    let cases: &[(&str, i64, Option<i64>)] = &[
+        ("cas-register-bad-analysis.edn", 14, Some(11)),
+        ("cas-register-cas-failure.edn", 491, Some(478)),
+        ("cas-register-rethink-fail-minimal.edn", 4, Some(1)),
+        ("cas-register-rethink-fail-smaller.edn", 217, Some(183)),
+    ];
+    for (file, op, previous) in cases {
+        let o = isolde(&["check", "--model", "cas-register", "-v", &data(file)]);
+        let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        assert_eq!(j["valid?"], false, "{file}");
+        assert_eq!(j["op"]["index"], *op, "{file}");
+        assert_eq!(j["previous-ok"]["index"].as_i64(), *previous, "{file}");
+        assert!(!j["final-paths"].as_array().unwrap().is_empty(), "{file}");
+    }
+    // cas-failure: the one path Knossos's test names among ours.
+    let o = isolde(&[
+        "-m",
+        "cas-register",
+        "-v",
+        &data("cas-register-cas-failure.edn"),
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(j["final-paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p[0]["op"]["index"] == 472
+            && p[1]["model"]["msg"] == "can't read 0 from register 2"));
+    let o = isolde(&["-m", "mutex", "-x", &data("mutex-etcd.edn")]);
+    let text = stdout(&o);
+    assert!(
+        text.contains("cannot be placed: op 1119 (ok acquire nil, process 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("locked after op 1109: already held"),
+        "{text}"
+    );
+}
+
+#[test]
+fn linearizability_input_errors_and_budget() {
+    let dir = std::env::temp_dir().join(format!("isolde-lin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.edn");
+    std::fs::write(
+        &bad,
+        "{:type :invoke, :f :read, :process 0}\n{:type :invoke, :f :write, :value 1, :process 0}\n",
+    )
+    .unwrap();
+    let o = isolde(&["-m", "cas-register", bad.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.edn:2:"), "{err}");
+    assert!(
+        err.contains("invoked again while its call at line 1 is still open"),
+        "{err}"
+    );
+    let o = isolde(&["-m", "mutex", &data("cas-register-bad-analysis.edn")]);
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("expected :f to be acquire or release"));
+    // Twelve concurrent writes then an impossible read: no linearization;
+    // a zero time limit stops the search first.
+    let mut h = String::new();
+    for p in 0..12 {
+        h += &format!("{{:type :invoke, :f :write, :value {p}, :process {p}}}\n");
+    }
+    h += "{:type :invoke, :f :read, :process 99}\n{:type :ok, :f :read, :value 77, :process 99}\n";
+    let slow = dir.join("slow.edn");
+    std::fs::write(&slow, h).unwrap();
+    let o = isolde(&[
+        "-m",
+        "cas-register",
+        "--solver-timeout",
+        "0",
+        "-v",
+        slow.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["valid?"], "unknown");
+    assert_eq!(j["cause"], "time limit");
+    let o = isolde(&["-m", "cas-register", slow.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -28,6 +28,12 @@ pub enum ModelArg {
     /// Jepsen's long-fork: write-once keys and group reads, which must be
     /// totally ordered.
     LongFork,
+    /// Knossos's cas-register: `:read`, `:write`, `:cas [old new]` on one
+    /// register that starts nil; the history must be linearizable.
+    CasRegister,
+    /// Knossos's mutex: `:acquire` and `:release` of one lock; the history
+    /// must be linearizable.
+    Mutex,
 }
 
 impl ModelArg {
@@ -80,7 +86,8 @@ pub struct CheckArgs {
     #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000)]
     pub cycle_search_timeout: u64,
     /// Time limit of the duplicate-value solver (list-append histories whose
-    /// appended values repeat), in milliseconds per history; when it is hit
+    /// appended values repeat) and of the linearizability search
+    /// (cas-register, mutex), in milliseconds per history; when it is hit
     /// the verdict is unknown, with the reason.
     #[arg(long = "solver-timeout", default_value_t = 30_000)]
     pub solver_timeout: u64,

@@ -1,4 +1,4 @@
-//! `isolde check --model bank|counter|set|set-full|long-fork`: the one
+//! `isolde check --model bank|counter|set|set-full|long-fork|cas-register|mutex`: the one
 //! entry point of elle-cli's non-transactional models into the CLI.
 
 use super::check::{worse, CheckArgs, FormatArg, ModelArg};
@@ -16,6 +16,8 @@ fn model(m: ModelArg) -> Option<Model> {
         ModelArg::Set => Model::Set,
         ModelArg::SetFull => Model::SetFull,
         ModelArg::LongFork => Model::LongFork,
+        ModelArg::CasRegister => Model::CasRegister,
+        ModelArg::Mutex => Model::Mutex,
         ModelArg::ListAppend | ModelArg::RwRegister => return None,
     })
 }
@@ -40,6 +42,10 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
             total_amount: args.total_amount,
         },
         group_size: args.group_size,
+        linearizable: models::linearizable::LinOptions {
+            time_limit_ms: Some(args.solver_timeout),
+            ..Default::default()
+        },
     };
     let format = match args.format {
         Some(FormatArg::Onelite) => Some(Format::OneLite),

@@ -1,5 +1,6 @@
 //! Checkers of elle-cli's non-transactional models: `bank`, `counter`,
-//! `set`, `set-full` and `long-fork` (not to be confused with
+//! `set`, `set-full`, `long-fork`, and the linearizability models
+//! `cas-register` and `mutex` (not to be confused with
 //! [`crate::model`], the lattice of consistency models).
 //!
 //! These histories are plain Jepsen op maps whose `:value` is a number, a
@@ -12,6 +13,7 @@
 
 pub mod bank;
 pub mod counter;
+pub mod linearizable;
 pub mod long_fork;
 pub mod set;
 pub mod set_full;
@@ -386,6 +388,10 @@ pub enum Model {
     SetFull,
     /// [`long_fork`].
     LongFork,
+    /// [`linearizable`] with [`linearizable::Object::CasRegister`].
+    CasRegister,
+    /// [`linearizable`] with [`linearizable::Object::Mutex`].
+    Mutex,
 }
 
 /// The options of every model (each reads its own).
@@ -395,6 +401,8 @@ pub struct Options {
     pub bank: bank::BankOptions,
     /// For [`Model::LongFork`]: keys per group read (0: any).
     pub group_size: usize,
+    /// For [`Model::CasRegister`] and [`Model::Mutex`].
+    pub linearizable: linearizable::LinOptions,
 }
 
 /// A model's result.
@@ -410,6 +418,8 @@ pub enum Checked {
     SetFull(set_full::SetFullResult),
     /// [`long_fork::check`]'s.
     LongFork(long_fork::LongForkResult),
+    /// [`linearizable::check`]'s.
+    Linearizable(linearizable::LinResult),
 }
 
 /// Checks `ops` against `model`; `Err` for ops that do not fit the model.
@@ -420,6 +430,16 @@ pub fn check(model: Model, ops: &Ops, options: &Options) -> Result<Checked, Read
         Model::Set => Checked::Set(set::check(ops)?),
         Model::SetFull => Checked::SetFull(set_full::check(ops)?),
         Model::LongFork => Checked::LongFork(long_fork::check(ops, options.group_size)),
+        Model::CasRegister => Checked::Linearizable(linearizable::check(
+            ops,
+            linearizable::Object::CasRegister,
+            &options.linearizable,
+        )?),
+        Model::Mutex => Checked::Linearizable(linearizable::check(
+            ops,
+            linearizable::Object::Mutex,
+            &options.linearizable,
+        )?),
     })
 }
 
@@ -432,6 +452,7 @@ impl Checked {
             Checked::Set(r) => r.valid(),
             Checked::SetFull(r) => r.valid(),
             Checked::LongFork(r) => r.valid(),
+            Checked::Linearizable(r) => r.valid(),
         }
     }
 
@@ -443,6 +464,7 @@ impl Checked {
             Checked::Set(r) => r.to_json(),
             Checked::SetFull(r) => r.to_json(ops),
             Checked::LongFork(r) => r.to_json(ops),
+            Checked::Linearizable(r) => r.to_json(ops),
         }
     }
 
@@ -454,6 +476,7 @@ impl Checked {
             Checked::Set(r) => r.explain(ops),
             Checked::SetFull(r) => r.explain(ops),
             Checked::LongFork(r) => r.explain(ops),
+            Checked::Linearizable(r) => r.explain(ops),
         }
     }
 }
