@@ -28,6 +28,12 @@ pub enum ModelArg {
     /// Jepsen's long-fork: write-once keys and group reads, which must be
     /// totally ordered.
     LongFork,
+    /// Jepsen's comments: `:write` of unique ids and `:read`s of all; a read
+    /// that saw a write must see every write completed before it began.
+    Comments,
+    /// Jepsen's sequential: subkeys inserted in order by one process, read
+    /// latest first (`[k [v ...]]`); once one is seen, all earlier must be.
+    Sequential,
 }
 
 impl ModelArg {

@@ -1,4 +1,4 @@
-//! `isolde check --model bank|counter|set|set-full|long-fork`: the one
+//! `isolde check --model bank|counter|set|set-full|long-fork|comments|sequential`: the one
 //! entry point of elle-cli's non-transactional models into the CLI.
 
 use super::check::{worse, CheckArgs, FormatArg, ModelArg};
@@ -16,6 +16,8 @@ fn model(m: ModelArg) -> Option<Model> {
         ModelArg::Set => Model::Set,
         ModelArg::SetFull => Model::SetFull,
         ModelArg::LongFork => Model::LongFork,
+        ModelArg::Comments => Model::Comments,
+        ModelArg::Sequential => Model::Sequential,
         ModelArg::ListAppend | ModelArg::RwRegister => return None,
     })
 }

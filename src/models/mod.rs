@@ -1,5 +1,5 @@
 //! Checkers of elle-cli's non-transactional models: `bank`, `counter`,
-//! `set`, `set-full` and `long-fork` (not to be confused with
+//! `set`, `set-full`, `long-fork`, `comments` and `sequential` (not to be confused with
 //! [`crate::model`], the lattice of consistency models).
 //!
 //! These histories are plain Jepsen op maps whose `:value` is a number, a
@@ -11,8 +11,10 @@
 //! as text (`-x`).
 
 pub mod bank;
+pub mod comments;
 pub mod counter;
 pub mod long_fork;
+pub mod sequential;
 pub mod set;
 pub mod set_full;
 
@@ -386,6 +388,10 @@ pub enum Model {
     SetFull,
     /// [`long_fork`].
     LongFork,
+    /// [`comments`].
+    Comments,
+    /// [`sequential`].
+    Sequential,
 }
 
 /// The options of every model (each reads its own).
@@ -410,6 +416,10 @@ pub enum Checked {
     SetFull(set_full::SetFullResult),
     /// [`long_fork::check`]'s.
     LongFork(long_fork::LongForkResult),
+    /// [`comments::check`]'s.
+    Comments(comments::CommentsResult),
+    /// [`sequential::check`]'s.
+    Sequential(sequential::SequentialResult),
 }
 
 /// Checks `ops` against `model`; `Err` for ops that do not fit the model.
@@ -420,6 +430,8 @@ pub fn check(model: Model, ops: &Ops, options: &Options) -> Result<Checked, Read
         Model::Set => Checked::Set(set::check(ops)?),
         Model::SetFull => Checked::SetFull(set_full::check(ops)?),
         Model::LongFork => Checked::LongFork(long_fork::check(ops, options.group_size)),
+        Model::Comments => Checked::Comments(comments::check(ops)?),
+        Model::Sequential => Checked::Sequential(sequential::check(ops)?),
     })
 }
 
@@ -432,6 +444,8 @@ impl Checked {
             Checked::Set(r) => r.valid(),
             Checked::SetFull(r) => r.valid(),
             Checked::LongFork(r) => r.valid(),
+            Checked::Comments(r) => r.valid(),
+            Checked::Sequential(r) => r.valid(),
         }
     }
 
@@ -443,6 +457,8 @@ impl Checked {
             Checked::Set(r) => r.to_json(),
             Checked::SetFull(r) => r.to_json(ops),
             Checked::LongFork(r) => r.to_json(ops),
+            Checked::Comments(r) => r.to_json(ops),
+            Checked::Sequential(r) => r.to_json(ops),
         }
     }
 
@@ -454,6 +470,8 @@ impl Checked {
             Checked::Set(r) => r.explain(ops),
             Checked::SetFull(r) => r.explain(ops),
             Checked::LongFork(r) => r.explain(ops),
+            Checked::Comments(r) => r.explain(ops),
+            Checked::Sequential(r) => r.explain(ops),
         }
     }
 }
