@@ -304,8 +304,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
 /// The `-d` report as it is written, history by history: with one history,
 /// its report fills the directory; with several, each goes to a
 /// subdirectory and an index page lists them. Every file written is
-/// recorded in the manifest, so the next report can remove it.
-struct ReportDir<'a> {
+/// recorded in the manifest, so the next report can remove it. Used by the
+/// transactional report and by the models' (`super::models`).
+pub(super) struct ReportDir<'a> {
     dir: &'a Path,
     several: bool,
     taken: HashSet<String>,
@@ -314,7 +315,7 @@ struct ReportDir<'a> {
 }
 
 impl<'a> ReportDir<'a> {
-    fn new(dir: &'a Path, histories: usize) -> Self {
+    pub(super) fn new(dir: &'a Path, histories: usize) -> Self {
         ReportDir {
             dir,
             several: histories > 1,
@@ -332,25 +333,40 @@ impl<'a> ReportDir<'a> {
         report: &crate::check::Report,
         opts: &crate::report::ReportOptions,
     ) -> anyhow::Result<()> {
+        let what = report.anomaly_types.join(", ");
+        self.add_with(file, report.valid, what, |dir| {
+            write_report_with(history, report, dir, opts)
+        })
+    }
+
+    /// Writes one history's report with `write`, given the directory it
+    /// goes to; `valid` and `what` are its line on the index page.
+    pub(super) fn add_with(
+        &mut self,
+        file: &Path,
+        valid: Validity,
+        what: String,
+        write: impl FnOnce(&Path) -> anyhow::Result<Vec<String>>,
+    ) -> anyhow::Result<()> {
         if !self.several {
-            self.written = write_report_with(history, report, self.dir, opts)?;
+            self.written = write(self.dir)?;
             return Ok(());
         }
         let sub = crate::report::dir::subdir_name(file, &mut self.taken);
-        let files = write_report_with(history, report, &self.dir.join(&sub), opts)?;
+        let files = write(&self.dir.join(&sub))?;
         self.written
             .extend(files.into_iter().map(|f| format!("{sub}/{f}")));
         self.entries.push(crate::report::dir::Entry {
             label: file.display().to_string(),
             link: Some(format!("{sub}/index.html")),
-            valid: Some(report.valid),
-            what: report.anomaly_types.join(", "),
+            valid: Some(valid),
+            what,
         });
         Ok(())
     }
 
     /// Lists a history that could not be checked, with why.
-    fn unreadable(&mut self, file: &Path, why: String) {
+    pub(super) fn unreadable(&mut self, file: &Path, why: String) {
         self.entries.push(crate::report::dir::Entry {
             label: file.display().to_string(),
             link: None,
@@ -361,7 +377,7 @@ impl<'a> ReportDir<'a> {
 
     /// Writes the index (several histories) and the manifest, and says
     /// where the report is.
-    fn finish(mut self) -> anyhow::Result<()> {
+    pub(super) fn finish(mut self) -> anyhow::Result<()> {
         if self.several {
             crate::report::dir::write_index(self.dir, &self.entries).map_err(|e| {
                 anyhow::anyhow!("writing the report to {}: {e}", self.dir.display())
