@@ -111,9 +111,8 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
                 String::new()
             };
             d.add_with(file, checked.valid(), bad, |dir| {
-                crate::report::write_model_report(&ops, &checked, &name, dir, &label).map_err(|e| {
-                    anyhow::anyhow!("writing the report to {}: {e}", dir.display())
-                })
+                crate::report::write_model_report(&ops, &checked, &name, dir, &label)
+                    .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", dir.display()))
             })?;
         }
         let code = match checked.valid() {

@@ -215,15 +215,60 @@ impl Plot {
         let mut s = Svg::new();
         s.rect(LEFT, TOP, w, h, "fill=\"none\" stroke=\"#999\"");
         let axis = "fill=\"#555\"";
-        s.text(LEFT - 6.0, TOP + FONT, FONT, &label(y1), &format!("{axis} text-anchor=\"end\""));
-        s.text(LEFT - 6.0, TOP + h, FONT, &label(y0), &format!("{axis} text-anchor=\"end\""));
+        s.text(
+            LEFT - 6.0,
+            TOP + FONT,
+            FONT,
+            &label(y1),
+            &format!("{axis} text-anchor=\"end\""),
+        );
+        s.text(
+            LEFT - 6.0,
+            TOP + h,
+            FONT,
+            &label(y0),
+            &format!("{axis} text-anchor=\"end\""),
+        );
         s.text(LEFT, TOP + h + 16.0, FONT, &label(x0), axis);
-        s.text(LEFT + w, TOP + h + 16.0, FONT, &label(x1), &format!("{axis} text-anchor=\"end\""));
-        s.text(LEFT + w / 2.0, PLOT_H - 6.0, FONT, self.x_label, &format!("{axis} text-anchor=\"middle\""));
-        s.text(12.0, TOP + h / 2.0, FONT, self.y_label, &format!("{axis} text-anchor=\"middle\" transform=\"rotate(-90 12 {})\"", num(TOP + h / 2.0)));
+        s.text(
+            LEFT + w,
+            TOP + h + 16.0,
+            FONT,
+            &label(x1),
+            &format!("{axis} text-anchor=\"end\""),
+        );
+        s.text(
+            LEFT + w / 2.0,
+            PLOT_H - 6.0,
+            FONT,
+            self.x_label,
+            &format!("{axis} text-anchor=\"middle\""),
+        );
+        s.text(
+            12.0,
+            TOP + h / 2.0,
+            FONT,
+            self.y_label,
+            &format!(
+                "{axis} text-anchor=\"middle\" transform=\"rotate(-90 12 {})\"",
+                num(TOP + h / 2.0)
+            ),
+        );
         if let Some((y, name)) = self.reference {
-            s.line(LEFT, sy(y), LEFT + w, sy(y), "stroke=\"#555\" stroke-dasharray=\"6 4\"");
-            s.text(LEFT + w - 4.0, sy(y) - 4.0, FONT, name, &format!("{axis} text-anchor=\"end\""));
+            s.line(
+                LEFT,
+                sy(y),
+                LEFT + w,
+                sy(y),
+                "stroke=\"#555\" stroke-dasharray=\"6 4\"",
+            );
+            s.text(
+                LEFT + w - 4.0,
+                sy(y) - 4.0,
+                FONT,
+                name,
+                &format!("{axis} text-anchor=\"end\""),
+            );
         }
         let mut legend_x = LEFT;
         for series in &self.series {
@@ -239,11 +284,23 @@ impl Plot {
                 pts.trim_end(),
                 series.color
             ));
-            s.text(legend_x, TOP - 10.0, FONT, series.name, &format!("fill=\"{}\"", series.color));
+            s.text(
+                legend_x,
+                TOP - 10.0,
+                FONT,
+                series.name,
+                &format!("fill=\"{}\"", series.color),
+            );
             legend_x += super::svg::text_width(series.name, FONT) + 20.0;
         }
         if !self.marks.is_empty() {
-            s.text(legend_x, TOP - 10.0, FONT, "● bad read", &format!("fill=\"{BAD}\""));
+            s.text(
+                legend_x,
+                TOP - 10.0,
+                FONT,
+                "● bad read",
+                &format!("fill=\"{BAD}\""),
+            );
         }
         for (x, y, what) in &self.marks {
             s.raw(&format!(
@@ -282,7 +339,11 @@ impl ModelSection for models::bank::BankResult {
             series: vec![Series {
                 name: "total read",
                 color: "#1565c0",
-                points: self.totals.iter().map(|&(at, t)| (x(at), t as f64)).collect(),
+                points: self
+                    .totals
+                    .iter()
+                    .map(|&(at, t)| (x(at), t as f64))
+                    .collect(),
             }],
             reference: Some((self.total as f64, "expected total")),
             marks: self
@@ -290,7 +351,11 @@ impl ModelSection for models::bank::BankResult {
                 .iter()
                 .map(|(at, bad)| {
                     let t = total_of.get(at).copied().unwrap_or(self.total);
-                    (x(*at), t as f64, format!("{}: {}", bad.kind(), models::op_text(&ops.ops[*at])))
+                    (
+                        x(*at),
+                        t as f64,
+                        format!("{}: {}", bad.kind(), models::op_text(&ops.ops[*at])),
+                    )
                 })
                 .collect(),
         };
@@ -299,15 +364,27 @@ impl ModelSection for models::bank::BankResult {
             .iter()
             .map(|(at, bad)| {
                 let what = match bad {
-                    models::bank::BadRead::UnexpectedKey(ks) | models::bank::BadRead::NilBalance(ks) => {
-                        ks.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(" ")
+                    models::bank::BadRead::UnexpectedKey(ks)
+                    | models::bank::BadRead::NilBalance(ks) => ks
+                        .iter()
+                        .map(|k| k.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    models::bank::BadRead::WrongTotal(t) => {
+                        format!("total {t}, expected {}", self.total)
                     }
-                    models::bank::BadRead::WrongTotal(t) => format!("total {t}, expected {}", self.total),
-                    models::bank::BadRead::NegativeValue(ns) => {
-                        ns.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" ")
-                    }
+                    models::bank::BadRead::NegativeValue(ns) => ns
+                        .iter()
+                        .map(|n| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(" "),
                 };
-                vec![index(ops, *at), bad.kind().into(), what, models::short(&ops.ops[*at].value)]
+                vec![
+                    index(ops, *at),
+                    bad.kind().into(),
+                    what,
+                    models::short(&ops.ops[*at].value),
+                ]
             })
             .collect();
         vec![
@@ -353,7 +430,11 @@ impl ModelSection for models::counter::CounterResult {
                 .map(|&i| {
                     let b = &self.reads[i];
                     let at = ops.ops[b.op].index as f64;
-                    (at, b.value as f64, format!("read {} outside [{}, {}]", b.value, b.lower, b.upper))
+                    (
+                        at,
+                        b.value as f64,
+                        format!("read {} outside [{}, {}]", b.value, b.lower, b.upper),
+                    )
                 })
                 .collect(),
         };
@@ -362,7 +443,12 @@ impl ModelSection for models::counter::CounterResult {
             .iter()
             .map(|&i| {
                 let b = &self.reads[i];
-                vec![index(ops, b.op), b.lower.to_string(), b.value.to_string(), b.upper.to_string()]
+                vec![
+                    index(ops, b.op),
+                    b.lower.to_string(),
+                    b.value.to_string(),
+                    b.upper.to_string(),
+                ]
             })
             .collect();
         vec![
@@ -420,7 +506,12 @@ impl ModelSection for models::set_full::SetFullResult {
             .filter(|e| e.outcome == Outcome::Lost || e.stable_latency.unwrap_or(0) > 0)
             .collect();
         // Lost first, then the stalest.
-        bad.sort_by_key(|e| (e.outcome != Outcome::Lost, std::cmp::Reverse(e.stable_latency)));
+        bad.sort_by_key(|e| {
+            (
+                e.outcome != Outcome::Lost,
+                std::cmp::Reverse(e.stable_latency),
+            )
+        });
         let rows = bad
             .iter()
             .map(|e| {
@@ -448,7 +539,14 @@ impl ModelSection for models::set_full::SetFullResult {
             Piece::Table {
                 id: "bad-elements",
                 caption: "Lost and stale elements".into(),
-                head: vec!["element", "outcome", "known at op", "last seen at op", "last missed at op", "latency (ms)"],
+                head: vec![
+                    "element",
+                    "outcome",
+                    "known at op",
+                    "last seen at op",
+                    "last missed at op",
+                    "latency (ms)",
+                ],
                 rows,
             },
             Piece::Table {
@@ -478,12 +576,36 @@ impl models::set_full::SetFullResult {
         let sx = |at: usize| left + at as f64 / n * w;
         let height = TOP + LANE * lanes.len() as f64 + BOTTOM;
         let mut s = Svg::new();
-        s.text(left, TOP - 10.0, FONT, "known → last seen", "fill=\"#2e7d32\"");
-        s.text(left + 150.0, TOP - 10.0, FONT, "lost", &format!("fill=\"{BAD}\""));
-        s.text(left + 200.0, TOP - 10.0, FONT, "| last missed", "fill=\"#555\"");
+        s.text(
+            left,
+            TOP - 10.0,
+            FONT,
+            "known → last seen",
+            "fill=\"#2e7d32\"",
+        );
+        s.text(
+            left + 150.0,
+            TOP - 10.0,
+            FONT,
+            "lost",
+            &format!("fill=\"{BAD}\""),
+        );
+        s.text(
+            left + 200.0,
+            TOP - 10.0,
+            FONT,
+            "| last missed",
+            "fill=\"#555\"",
+        );
         for (i, e) in lanes.iter().enumerate() {
             let y = TOP + LANE * i as f64;
-            s.text(left - 6.0, y + 10.0, FONT, &super::svg::clip(&e.element.to_string(), 14), "text-anchor=\"end\" fill=\"#555\"");
+            s.text(
+                left - 6.0,
+                y + 10.0,
+                FONT,
+                &super::svg::clip(&e.element.to_string(), 14),
+                "text-anchor=\"end\" fill=\"#555\"",
+            );
             let color = match e.outcome {
                 Outcome::Stable => "#2e7d32",
                 Outcome::Lost => BAD,
@@ -503,12 +625,24 @@ impl models::set_full::SetFullResult {
                 ));
             }
             if let Some(a) = e.last_absent {
-                s.line(sx(a), y + 1.0, sx(a), y + 13.0, "stroke=\"#555\" stroke-width=\"1.5\"");
+                s.line(
+                    sx(a),
+                    y + 1.0,
+                    sx(a),
+                    y + 13.0,
+                    "stroke=\"#555\" stroke-width=\"1.5\"",
+                );
             }
         }
         let axis_y = TOP + LANE * lanes.len() as f64 + 14.0;
         s.text(left, axis_y, FONT, "first op", "fill=\"#555\"");
-        s.text(left + w, axis_y, FONT, "last op", "fill=\"#555\" text-anchor=\"end\"");
+        s.text(
+            left + w,
+            axis_y,
+            FONT,
+            "last op",
+            "fill=\"#555\" text-anchor=\"end\"",
+        );
         s.finish(PLOT_W, height, "element stability timeline")
     }
 }
@@ -543,7 +677,8 @@ impl ModelSection for models::comments::CommentsResult {
             .iter()
             .flat_map(|k| k.errors.iter().map(move |e| (k, e)))
             .map(|(k, e)| {
-                let missing: Vec<String> = e.missing.iter().take(20).map(|d| d.to_string()).collect();
+                let missing: Vec<String> =
+                    e.missing.iter().take(20).map(|d| d.to_string()).collect();
                 vec![
                     index(ops, e.op),
                     k.key.as_ref().map_or("-".into(), |d| d.to_string()),
