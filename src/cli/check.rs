@@ -125,6 +125,8 @@ pub struct CheckArgs {
     /// text file per anomaly type (like Elle's G2-item.txt) and one diagram
     /// per drawn cycle. With several files, one such report per history in
     /// a subdirectory named after its file, and an index.html listing them.
+    /// For bank, counter, set, set-full, long-fork, comments and sequential:
+    /// a page with the model's plots and bad reads, and result.json.
     /// DIR must be new, empty, or hold an earlier isolde report (whose files
     /// are removed first).
     #[arg(short = 'd', long)]
