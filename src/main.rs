@@ -11,7 +11,7 @@ use isolde::cli::{self, exit};
     about,
     after_help = "Exit codes: 0 valid, 1 invalid, 2 bad usage, 3 unknown, 4 unreadable input; `isolde run` stopped by Ctrl-C: 130.
 `isolde -m list-append FILE` (no subcommand) works as `isolde check`, like elle-cli;
--m also takes elle-cli's bank, counter, set, set-full and long-fork."
+-m also takes elle-cli's bank, counter, set, set-full, long-fork, comments and sequential."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -43,46 +43,46 @@ const TEST_SH: &[(&[&str], &str, i32)] = &[
     ),
     (
         &["--model", "cas-register"],
-        "cas-register-bad-analysis.edn",
+        "knossos/cas-register/bad/bad-analysis.edn",
         1,
     ),
     (
         &["--model", "cas-register"],
-        "cas-register-cas-failure.edn",
+        "knossos/cas-register/bad/cas-failure.edn",
         1,
     ),
     (
         &["--model", "cas-register"],
-        "cas-register-mongodb-v0-ack-rollback-6.edn",
+        "knossos/cas-register/bad/mongodb-v0-ack-rollback-6.edn",
         1,
     ),
     (
         &["--model", "cas-register"],
-        "cas-register-rethink-fail.edn",
+        "knossos/cas-register/bad/rethink-fail.edn",
         1,
     ),
     (
         &["--model", "cas-register"],
-        "cas-register-rethink-fail-minimal.edn",
+        "knossos/cas-register/bad/rethink-fail-minimal.edn",
         1,
     ),
     (
         &["--model", "cas-register"],
-        "cas-register-rethink-fail-smaller.edn",
+        "knossos/cas-register/bad/rethink-fail-smaller.edn",
         1,
     ),
     (
         &["--model", "cas-register"],
-        "cas-register-memstress3-9.edn",
+        "knossos/cas-register/good/memstress3-9.edn",
         0,
     ),
     (
         &["--model", "cas-register"],
-        "cas-register-memstress3-9.json",
+        "knossos/cas-register/good/memstress3-9.json",
         0,
     ),
-    (&["--model", "mutex"], "mutex-etcd.edn", 1),
-    (&["--model", "mutex"], "mutex-etcd.json", 1),
+    (&["--model", "mutex"], "knossos/mutex/bad/etcd.edn", 1),
+    (&["--model", "mutex"], "knossos/mutex/bad/etcd.json", 1),
 ];
 
 #[test]
@@ -107,16 +107,173 @@ fn elle_cli_histories_get_test_sh_results() {
 fn the_check_subcommand_takes_the_same_models() {
     let o = isolde(&["check", "-m", "counter", &data("counter.edn")]);
     assert_eq!(o.status.code(), Some(0));
-    // No HTML report for these models: refused rather than silently skipped.
+}
+
+/// A scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("isolde-models-{name}-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A sequential history: two good reads, then one that saw 0_2 but not 0_1.
+const SEQUENTIAL: &str = "{:type :invoke, :f :write, :value 0, :process 0}\n\
+{:type :ok, :f :write, :value 0, :process 0}\n\
+{:type :invoke, :f :read, :value 0, :process 1}\n\
+{:type :ok, :f :read, :value [0 [nil \"0_1\" \"0_0\"]], :process 1}\n\
+{:type :invoke, :f :read, :value 0, :process 1}\n\
+{:type :ok, :f :read, :value [0 [\"0_2\" \"0_1\" \"0_0\"]], :process 1}\n\
+{:type :invoke, :f :read, :value 0, :process 1}\n\
+{:type :ok, :f :read, :value [0 [\"0_2\" nil \"0_0\"]], :process 1}\n";
+
+#[test]
+fn comments_and_sequential_find_their_bad_reads() {
+    // elle-cli's example: the read saw 430 but not 425, which completed
+    // before 430's write began.
+    let o = isolde(&["-m", "comments", "-v", &data("comments.edn")]);
+    assert_eq!(o.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(j["errors"][0]["missing"], serde_json::json!([425]));
+    assert_eq!(j["errors"][0]["index"], 6);
+
+    let dir = scratch("sequential");
+    let f = dir.join("sequential.edn");
+    std::fs::write(&f, SEQUENTIAL).unwrap();
+    let f = f.to_string_lossy().into_owned();
+    let o = isolde(&["-m", "sequential", &f]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), format!("{f}\tfalse\n"));
+    let o = isolde(&["-m", "sequential", "-v", &f]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(
+        (j["bad-count"].as_u64(), j["all-count"].as_u64()),
+        (Some(1), Some(1))
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `-d` writes each model's page: the plot where the model has one, its
+/// bad reads listed, Jepsen's result map beside it, the manifest.
+#[test]
+fn directory_writes_a_report_page_for_each_model() {
+    let dir = scratch("report");
+    let seq = dir.join("sequential.edn");
+    std::fs::write(&seq, SEQUENTIAL).unwrap();
+    let seq = seq.to_string_lossy().into_owned();
+    // (flags, history, exit, pieces the page must hold)
+    let cases: &[(&[&str], String, i32, &[&str])] = &[
+        (
+            &["-m", "bank"],
+            data("bank-tidb.edn"),
+            1,
+            &[
+                "id=\"bank-totals\"",
+                "<svg",
+                "expected total",
+                "<td>wrong-total</td>",
+            ],
+        ),
+        (
+            &["-m", "bank"],
+            data("bank.edn"),
+            0,
+            &[
+                "id=\"bank-totals\"",
+                "<svg",
+                "<p id=\"bad-reads\">None.</p>",
+            ],
+        ),
+        (
+            &["-m", "counter"],
+            data("counter.edn"),
+            0,
+            &["id=\"counter-bounds\"", "<svg", "upper bound"],
+        ),
+        (&["-m", "set"], data("set.edn"), 0, &["id=\"bad-elements\""]),
+        (
+            &["-m", "set-full"],
+            data("set_full.edn"),
+            1,
+            &["id=\"set-full-timeline\"", "<svg", "<td>lost</td>"],
+        ),
+        (
+            &["-m", "long-fork", "-g", "3"],
+            data("long-fork.edn"),
+            1,
+            &["<table id=\"forks\">"],
+        ),
+        (
+            &["-m", "comments"],
+            data("comments.edn"),
+            1,
+            &["<table id=\"bad-reads\">", "<td>425</td>"],
+        ),
+        (
+            &["-m", "sequential"],
+            seq.clone(),
+            1,
+            &[
+                "<table id=\"bad-reads\">",
+                "[0 [&quot;0_2&quot; nil &quot;0_0&quot;]]",
+            ],
+        ),
+    ];
+    for (i, (flags, file, code, pieces)) in cases.iter().enumerate() {
+        let out = dir.join(format!("r{i}"));
+        let mut args: Vec<&str> = flags.to_vec();
+        let out_s = out.to_string_lossy().into_owned();
+        args.extend(["-d", &out_s, file]);
+        let o = isolde(&args);
+        assert_eq!(
+            o.status.code(),
+            Some(*code),
+            "{file}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let page = std::fs::read_to_string(out.join("index.html")).expect("index.html");
+        roxmltree::Document::parse_with_options(
+            &page,
+            roxmltree::ParsingOptions {
+                allow_dtd: true,
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{file}: not well-formed: {e}"));
+        let verdict = if *code == 0 {
+            "valid? true"
+        } else {
+            "valid? false"
+        };
+        assert!(page.contains(verdict), "{file}");
+        for p in *pieces {
+            assert!(page.contains(p), "{file}: no {p}");
+        }
+        let j: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("result.json")).unwrap())
+                .unwrap();
+        assert_eq!(j["valid?"], *code == 0, "{file}");
+        assert!(out.join(".isolde-report").exists(), "{file}: manifest");
+    }
+    // Several histories: one page each, and an index listing them.
+    let out = dir.join("several");
+    let out_s = out.to_string_lossy().into_owned();
     let o = isolde(&[
-        "check",
         "-m",
-        "counter",
+        "bank",
         "-d",
-        "/nonexistent",
-        &data("counter.edn"),
+        &out_s,
+        &data("bank.edn"),
+        &data("bank-tidb.edn"),
     ]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(1));
+    let index = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        index.contains("bank.edn/index.html") && index.contains("bank-tidb.edn/index.html"),
+        "{index}"
+    );
+    assert!(out.join("bank-tidb.edn/index.html").exists());
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -183,7 +340,14 @@ fn bad_input_is_an_error_with_its_position() {
     )
     .unwrap();
     let f = f.to_string_lossy().into_owned();
-    for model in ["bank", "counter", "set", "set-full"] {
+    for model in [
+        "bank",
+        "counter",
+        "set",
+        "set-full",
+        "comments",
+        "sequential",
+    ] {
         let o = isolde(&["-m", model, &f]);
         let err = String::from_utf8_lossy(&o.stderr);
         if model == "counter" {
@@ -207,10 +371,10 @@ fn bad_input_is_an_error_with_its_position() {
 #[test]
 fn cas_register_blames_the_op_knossos_blames() {
     let cases: &[(&str, i64, Option<i64>)] = &[
-        ("cas-register-bad-analysis.edn", 14, Some(11)),
-        ("cas-register-cas-failure.edn", 491, Some(478)),
-        ("cas-register-rethink-fail-minimal.edn", 4, Some(1)),
-        ("cas-register-rethink-fail-smaller.edn", 217, Some(183)),
+        ("knossos/cas-register/bad/bad-analysis.edn", 14, Some(11)),
+        ("knossos/cas-register/bad/cas-failure.edn", 491, Some(478)),
+        ("knossos/cas-register/bad/rethink-fail-minimal.edn", 4, Some(1)),
+        ("knossos/cas-register/bad/rethink-fail-smaller.edn", 217, Some(183)),
     ];
     for (file, op, previous) in cases {
         let o = isolde(&["check", "--model", "cas-register", "-v", &data(file)]);
@@ -225,7 +389,7 @@ fn cas_register_blames_the_op_knossos_blames() {
         "-m",
         "cas-register",
         "-v",
-        &data("cas-register-cas-failure.edn"),
+        &data("knossos/cas-register/bad/cas-failure.edn"),
     ]);
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(j["final-paths"]
@@ -234,7 +398,7 @@ fn cas_register_blames_the_op_knossos_blames() {
         .iter()
         .any(|p| p[0]["op"]["index"] == 472
             && p[1]["model"]["msg"] == "can't read 0 from register 2"));
-    let o = isolde(&["-m", "mutex", "-x", &data("mutex-etcd.edn")]);
+    let o = isolde(&["-m", "mutex", "-x", &data("knossos/mutex/bad/etcd.edn")]);
     let text = stdout(&o);
     assert!(
         text.contains("cannot be placed: op 1119 (ok acquire nil, process 0"),
@@ -264,7 +428,7 @@ fn linearizability_input_errors_and_budget() {
         err.contains("invoked again while its call at line 1 is still open"),
         "{err}"
     );
-    let o = isolde(&["-m", "mutex", &data("cas-register-bad-analysis.edn")]);
+    let o = isolde(&["-m", "mutex", &data("knossos/cas-register/bad/bad-analysis.edn")]);
     assert_eq!(o.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected :f to be acquire or release"));
     // Twelve concurrent writes then an impossible read: no linearization;

@@ -173,3 +173,66 @@ fn report_renders_in_headless_chromium() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A model's page (bank, elle-cli's bank-negative-balances.json: small, as
+/// run_chromium reads the DOM only after exit) renders too: its totals plot
+/// with the bad read marked in red is on screen, the table in the DOM.
+#[test]
+fn model_report_renders_in_headless_chromium() {
+    let Some(bin) = chromium() else {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("chromium is missing under CI=true; .ci/run installs Debian's chromium package");
+        }
+        eprintln!("SKIPPED model_report_renders_in_headless_chromium: no chromium on PATH");
+        return;
+    };
+    use isolde::models::{self, Model, Options};
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/elle-cli/bank-negative-balances.json");
+    let ops = models::read_ops_file(&file, None).unwrap();
+    let checked = models::check(Model::Bank, &ops, &Options::default()).unwrap();
+    let root = std::env::temp_dir().join(format!(
+        "isolde-model-report-chromium-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&root);
+    let dir = root.join("report");
+    isolde::report::write_model_report(&ops, &checked, "bank", &dir, "bank-negative-balances.json")
+        .unwrap();
+    let url = format!(
+        "file://{}",
+        dir.join("index.html").canonicalize().unwrap().display()
+    );
+    let limit = Duration::from_secs(90);
+    let dom = run_chromium(
+        &bin,
+        &root.join("profile-dom"),
+        &["--dump-dom".into(), url.clone()],
+        limit,
+    );
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    for want in [
+        "valid? false",
+        "id=\"bank-totals\"",
+        "<td>negative-value</td>",
+    ] {
+        assert!(dom.contains(want), "{want:?} missing from the rendered DOM");
+    }
+    let shot = root.join("shot.png");
+    run_chromium(
+        &bin,
+        &root.join("profile-shot"),
+        &[
+            "--window-size=1280,1200".into(),
+            format!("--screenshot={}", shot.display()),
+            url,
+        ],
+        limit,
+    );
+    let png = Pixmap::decode_png(&std::fs::read(&shot).expect("a screenshot")).expect("PNG");
+    // The bad read's mark and its legend (#d32f2f, tight: the verdict's
+    // darker red must not count) are drawn.
+    let red = near(&png, (0xd3, 0x2f, 0x2f), 12);
+    assert!(red > 30, "the bad read is not on screen ({red} red pixels)");
+    let _ = std::fs::remove_dir_all(&root);
+}

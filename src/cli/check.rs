@@ -34,6 +34,12 @@ pub enum ModelArg {
     /// Knossos's mutex: `:acquire` and `:release` of one lock; the history
     /// must be linearizable.
     Mutex,
+    /// Jepsen's comments: `:write` of unique ids and `:read`s of all; a read
+    /// that saw a write must see every write completed before it began.
+    Comments,
+    /// Jepsen's sequential: subkeys inserted in order by one process, read
+    /// latest first (`[k [v ...]]`); once one is seen, all earlier must be.
+    Sequential,
 }
 
 impl ModelArg {
@@ -126,6 +132,8 @@ pub struct CheckArgs {
     /// text file per anomaly type (like Elle's G2-item.txt) and one diagram
     /// per drawn cycle. With several files, one such report per history in
     /// a subdirectory named after its file, and an index.html listing them.
+    /// For bank, counter, set, set-full, long-fork, comments and sequential:
+    /// a page with the model's plots and bad reads, and result.json.
     /// DIR must be new, empty, or hold an earlier isolde report (whose files
     /// are removed first).
     #[arg(short = 'd', long)]
@@ -305,8 +313,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
 /// The `-d` report as it is written, history by history: with one history,
 /// its report fills the directory; with several, each goes to a
 /// subdirectory and an index page lists them. Every file written is
-/// recorded in the manifest, so the next report can remove it.
-struct ReportDir<'a> {
+/// recorded in the manifest, so the next report can remove it. Used by the
+/// transactional report and by the models' (`super::models`).
+pub(super) struct ReportDir<'a> {
     dir: &'a Path,
     several: bool,
     taken: HashSet<String>,
@@ -315,7 +324,7 @@ struct ReportDir<'a> {
 }
 
 impl<'a> ReportDir<'a> {
-    fn new(dir: &'a Path, histories: usize) -> Self {
+    pub(super) fn new(dir: &'a Path, histories: usize) -> Self {
         ReportDir {
             dir,
             several: histories > 1,
@@ -333,25 +342,40 @@ impl<'a> ReportDir<'a> {
         report: &crate::check::Report,
         opts: &crate::report::ReportOptions,
     ) -> anyhow::Result<()> {
+        let what = report.anomaly_types.join(", ");
+        self.add_with(file, report.valid, what, |dir| {
+            write_report_with(history, report, dir, opts)
+        })
+    }
+
+    /// Writes one history's report with `write`, given the directory it
+    /// goes to; `valid` and `what` are its line on the index page.
+    pub(super) fn add_with(
+        &mut self,
+        file: &Path,
+        valid: Validity,
+        what: String,
+        write: impl FnOnce(&Path) -> anyhow::Result<Vec<String>>,
+    ) -> anyhow::Result<()> {
         if !self.several {
-            self.written = write_report_with(history, report, self.dir, opts)?;
+            self.written = write(self.dir)?;
             return Ok(());
         }
         let sub = crate::report::dir::subdir_name(file, &mut self.taken);
-        let files = write_report_with(history, report, &self.dir.join(&sub), opts)?;
+        let files = write(&self.dir.join(&sub))?;
         self.written
             .extend(files.into_iter().map(|f| format!("{sub}/{f}")));
         self.entries.push(crate::report::dir::Entry {
             label: file.display().to_string(),
             link: Some(format!("{sub}/index.html")),
-            valid: Some(report.valid),
-            what: report.anomaly_types.join(", "),
+            valid: Some(valid),
+            what,
         });
         Ok(())
     }
 
     /// Lists a history that could not be checked, with why.
-    fn unreadable(&mut self, file: &Path, why: String) {
+    pub(super) fn unreadable(&mut self, file: &Path, why: String) {
         self.entries.push(crate::report::dir::Entry {
             label: file.display().to_string(),
             link: None,
@@ -362,7 +386,7 @@ impl<'a> ReportDir<'a> {
 
     /// Writes the index (several histories) and the manifest, and says
     /// where the report is.
-    fn finish(mut self) -> anyhow::Result<()> {
+    pub(super) fn finish(mut self) -> anyhow::Result<()> {
         if self.several {
             crate::report::dir::write_index(self.dir, &self.entries).map_err(|e| {
                 anyhow::anyhow!("writing the report to {}: {e}", self.dir.display())

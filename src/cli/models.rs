@@ -1,7 +1,8 @@
-//! `isolde check --model bank|counter|set|set-full|long-fork|cas-register|mutex`: the one
+//! `isolde check --model bank|counter|set|set-full|long-fork|comments|sequential|cas-register|mutex`:
+//! the one
 //! entry point of elle-cli's non-transactional models into the CLI.
 
-use super::check::{worse, CheckArgs, FormatArg, ModelArg};
+use super::check::{worse, CheckArgs, FormatArg, ModelArg, ReportDir};
 use super::exit;
 use crate::history::read::Format;
 use crate::model::Validity;
@@ -18,24 +19,32 @@ fn model(m: ModelArg) -> Option<Model> {
         ModelArg::LongFork => Model::LongFork,
         ModelArg::CasRegister => Model::CasRegister,
         ModelArg::Mutex => Model::Mutex,
+        ModelArg::Comments => Model::Comments,
+        ModelArg::Sequential => Model::Sequential,
         ModelArg::ListAppend | ModelArg::RwRegister => return None,
     })
 }
 
 /// Checks every file against `m`: prints `FILE<TAB>verdict`, the JSON
-/// result (`-v`) or the readable report (`-x`); returns the exit code.
+/// result (`-v`) or the readable report (`-x`), and with `-d` writes the
+/// model's report page; returns the exit code.
 pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
     let Some(model) = model(m) else {
         anyhow::bail!("{m:?} is a transactional model, checked by `check::run`");
     };
-    if args.directory.is_some() {
-        let name = clap::ValueEnum::to_possible_value(&m).map(|v| v.get_name().to_string());
-        eprintln!(
-            "isolde: --directory writes no report for the {} model; use -v or -x",
-            name.unwrap_or_default()
-        );
-        return Ok(exit::USAGE);
+    let name = clap::ValueEnum::to_possible_value(&m)
+        .map(|v| v.get_name().to_string())
+        .unwrap_or_default();
+    if let Some(dir) = &args.directory {
+        if let Err(e) = crate::report::dir::prepare(dir) {
+            eprintln!("isolde: {e}");
+            return Ok(exit::USAGE);
+        }
     }
+    let mut out_dir = args
+        .directory
+        .as_deref()
+        .map(|d| ReportDir::new(d, args.files.len()));
     let options = Options {
         bank: models::bank::BankOptions {
             negative_balances: args.allow_negative_balances,
@@ -69,6 +78,9 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
             Err(e) => {
                 eprintln!("isolde: {e}");
                 worst = worse(worst, exit::INPUT_ERROR);
+                if let Some(d) = &mut out_dir {
+                    d.unreadable(file, e.to_string());
+                }
                 continue;
             }
         };
@@ -99,6 +111,17 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
                 other => other?,
             }
         }
+        if let Some(d) = &mut out_dir {
+            let bad = if checked.valid() == Validity::False {
+                format!("{name}: some reads break the model")
+            } else {
+                String::new()
+            };
+            d.add_with(file, checked.valid(), bad, |dir| {
+                crate::report::write_model_report(&ops, &checked, &name, dir, &label)
+                    .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", dir.display()))
+            })?;
+        }
         let code = match checked.valid() {
             Validity::True => exit::VALID,
             Validity::False => exit::INVALID,
@@ -111,6 +134,9 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
             std::mem::forget(checked);
             std::mem::forget(ops);
         }
+    }
+    if let Some(d) = out_dir {
+        d.finish()?;
     }
     Ok(worst)
 }

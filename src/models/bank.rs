@@ -68,6 +68,9 @@ pub struct BankResult {
     pub total: i128,
     /// Bad reads, in history order: (op position, what is wrong).
     pub errors: Vec<(usize, BadRead)>,
+    /// Every ok read's total (nil balances count 0), in history order:
+    /// (op position, total); what the report plots.
+    pub totals: Vec<(usize, i128)>,
 }
 
 impl BankResult {
@@ -238,6 +241,7 @@ pub fn check(ops: &Ops, options: &BankOptions) -> Result<BankResult, ReadError> 
     }
     let total = total.unwrap_or(0);
     let mut errors = Vec::new();
+    let mut totals = Vec::with_capacity(reads.len());
     for &at in &reads {
         let kvs = balances(ops, &ops.ops[at])?;
         let unexpected: Vec<Datum> = kvs
@@ -255,6 +259,7 @@ pub fn check(ops: &Ops, options: &BankOptions) -> Result<BankResult, ReadError> 
             _ => None,
         });
         let sum: i128 = values.clone().sum();
+        totals.push((at, sum));
         let negative: Vec<i128> = values.filter(|b| *b < 0).collect();
         let bad = if !unexpected.is_empty() {
             Some(BadRead::UnexpectedKey(unexpected))
@@ -273,6 +278,7 @@ pub fn check(ops: &Ops, options: &BankOptions) -> Result<BankResult, ReadError> 
         read_count: reads.len(),
         total,
         errors,
+        totals,
     })
 }
 

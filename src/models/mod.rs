@@ -1,6 +1,6 @@
 //! Checkers of elle-cli's non-transactional models: `bank`, `counter`,
-//! `set`, `set-full`, `long-fork`, and the linearizability models
-//! `cas-register` and `mutex` (not to be confused with
+//! `set`, `set-full`, `long-fork`, `comments`, `sequential`, and the
+//! linearizability models `cas-register` and `mutex` (not to be confused with
 //! [`crate::model`], the lattice of consistency models).
 //!
 //! These histories are plain Jepsen op maps whose `:value` is a number, a
@@ -12,9 +12,11 @@
 //! as text (`-x`).
 
 pub mod bank;
+pub mod comments;
 pub mod counter;
 pub mod linearizable;
 pub mod long_fork;
+pub mod sequential;
 pub mod set;
 pub mod set_full;
 
@@ -392,6 +394,10 @@ pub enum Model {
     CasRegister,
     /// [`linearizable`] with [`linearizable::Object::Mutex`].
     Mutex,
+    /// [`comments`].
+    Comments,
+    /// [`sequential`].
+    Sequential,
 }
 
 /// The options of every model (each reads its own).
@@ -420,6 +426,10 @@ pub enum Checked {
     LongFork(long_fork::LongForkResult),
     /// [`linearizable::check`]'s.
     Linearizable(linearizable::LinResult),
+    /// [`comments::check`]'s.
+    Comments(comments::CommentsResult),
+    /// [`sequential::check`]'s.
+    Sequential(sequential::SequentialResult),
 }
 
 /// Checks `ops` against `model`; `Err` for ops that do not fit the model.
@@ -440,6 +450,8 @@ pub fn check(model: Model, ops: &Ops, options: &Options) -> Result<Checked, Read
             linearizable::Object::Mutex,
             &options.linearizable,
         )?),
+        Model::Comments => Checked::Comments(comments::check(ops)?),
+        Model::Sequential => Checked::Sequential(sequential::check(ops)?),
     })
 }
 
@@ -453,6 +465,8 @@ impl Checked {
             Checked::SetFull(r) => r.valid(),
             Checked::LongFork(r) => r.valid(),
             Checked::Linearizable(r) => r.valid(),
+            Checked::Comments(r) => r.valid(),
+            Checked::Sequential(r) => r.valid(),
         }
     }
 
@@ -465,6 +479,8 @@ impl Checked {
             Checked::SetFull(r) => r.to_json(ops),
             Checked::LongFork(r) => r.to_json(ops),
             Checked::Linearizable(r) => r.to_json(ops),
+            Checked::Comments(r) => r.to_json(ops),
+            Checked::Sequential(r) => r.to_json(ops),
         }
     }
 
@@ -477,6 +493,8 @@ impl Checked {
             Checked::SetFull(r) => r.explain(ops),
             Checked::LongFork(r) => r.explain(ops),
             Checked::Linearizable(r) => r.explain(ops),
+            Checked::Comments(r) => r.explain(ops),
+            Checked::Sequential(r) => r.explain(ops),
         }
     }
 }

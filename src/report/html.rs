@@ -103,7 +103,19 @@ fn seconds(ns: f64) -> String {
     }
 }
 
-fn verdict(v: Validity) -> (&'static str, &'static str, &'static str) {
+/// The page's start, up to and including `<body>`: every report page has
+/// the same shell and style.
+pub(crate) fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\
+         <title>{} — isolde report</title><style>{CSS}</style></head>\n<body>\n",
+        esc(title)
+    )
+}
+
+/// The verdict's word, CSS class and sentence.
+pub(crate) fn verdict(v: Validity) -> (&'static str, &'static str, &'static str) {
     match v {
         Validity::True => (
             "true",
@@ -136,13 +148,7 @@ pub(crate) fn page(
         .clone()
         .unwrap_or_else(|| "isolde check".to_string());
     let mut o = String::with_capacity(64 * 1024);
-    let _ = write!(
-        o,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\
-         <title>{} — isolde report</title><style>{CSS}</style></head>\n<body>\n",
-        esc(&title)
-    );
+    o.push_str(&head(&title));
     let _ = writeln!(o, "<h1>{}</h1>", esc(&title));
     let (word, class, sentence) = verdict(r.valid);
     let _ = writeln!(
@@ -373,12 +379,11 @@ fn statistics(o: &mut String, h: &History) {
 pub(crate) fn index_page(entries: &[super::dir::Entry]) -> String {
     let mut o = String::with_capacity(4096);
     let title = format!("{} histories", entries.len());
+    o.push_str(&head(&title));
     let _ = write!(
         o,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\
-         <title>{title} — isolde report</title><style>{CSS}</style></head>\n<body>\n\
-         <h1>{title}</h1>\n<table id=\"histories\">\n<tr><th>history</th><th>valid?</th><th>found</th></tr>\n"
+        "<h1>{}</h1>\n<table id=\"histories\">\n<tr><th>history</th><th>valid?</th><th>found</th></tr>\n",
+        esc(&title)
     );
     for e in entries {
         let label = match &e.link {

@@ -12,6 +12,7 @@ mod diagram;
 pub mod dir;
 mod html;
 mod lattice;
+mod models;
 #[cfg(feature = "png")]
 mod png;
 /// Without `png`: no rasterizer can exist, so a PNG report fails before
@@ -30,6 +31,8 @@ mod png {
 }
 mod svg;
 mod timeline;
+
+pub use models::write_model_report;
 
 use crate::check::{Finding, Report};
 use crate::history::{History, TxnId};
