@@ -403,6 +403,7 @@ impl CommonArgs {
                 total_amount: Some(self.total_amount),
             },
             group_size: self.group_size as usize,
+            ..Default::default()
         }
     }
 
