@@ -142,6 +142,13 @@ impl Names<'_> {
 /// The per-key facts of `h`; fails on a contradiction found on the way, on
 /// a limit, or on a history that is not list-append.
 pub fn extract(h: &History, max_alts: usize) -> Result<Vec<KeyFacts>, Extract> {
+    extract_with(h, max_alts, true)
+}
+
+/// [`extract`]; with `pins` false no writer is pinned to the length it read
+/// (read committed: a transaction may append after others committed since
+/// its read).
+pub fn extract_with(h: &History, max_alts: usize, pins: bool) -> Result<Vec<KeyFacts>, Extract> {
     let n = Names(h);
     let mut keys: Vec<KeyFacts> = Vec::new();
     let mut index: FxHashMap<KeyId, u32> = FxHashMap::default();
@@ -263,7 +270,7 @@ pub fn extract(h: &History, max_alts: usize) -> Result<Vec<KeyFacts>, Extract> {
                     txn: t,
                     outcome: txn.outcome,
                     block: b.clone(),
-                    pin: view.map(|(e, _)| e.len() as u32),
+                    pin: view.filter(|_| pins).map(|(e, _)| e.len() as u32),
                 };
                 if txn.outcome == Outcome::Fail {
                     keys[ks].failed.push(w);
