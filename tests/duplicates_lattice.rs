@@ -4,8 +4,8 @@
 //! written from the anomaly-based definition: some choice of writers and
 //! version orders with no G0, G1a, G1b or G1c; read atomic adds no internal
 //! anomaly). No false alarm, no miss, no `unknown` (except read committed
-//! on a history with an internal anomaly, which the solver does not model
-//! and says so).
+//! on a history where a transaction's read hides its own earlier appends,
+//! which neither models).
 //!
 //! Histories come from the oracle's generator (serial, snapshot, read
 //! committed and read uncommitted databases, faults, corrupted reads) with
@@ -149,7 +149,9 @@ fn read_committed_and_read_atomic_match_brute_force() {
         Err(e) => panic!("{e}"),
     }
     let [valid, invalid, other] = tally.get();
-    eprintln!("read committed: {valid} valid, {invalid} invalid, {other} unique or internal");
+    eprintln!(
+        "read committed: {valid} valid, {invalid} invalid, {other} unique or hiding own appends"
+    );
     assert!(
         valid > 100 && invalid > 100,
         "too one-sided: {valid} / {invalid}"
