@@ -157,3 +157,67 @@ fn read_committed_and_read_atomic_match_brute_force() {
         "too one-sided: {valid} / {invalid}"
     );
 }
+
+const ABORTED_READ: &str = r#"{:type :invoke, :process 0, :value [[:append :x 1]], :index 0}
+{:type :invoke, :process 1, :value [[:append :x 1]], :index 1}
+{:type :fail, :process 0, :value [[:append :x 1]], :index 2}
+{:type :fail, :process 1, :value [[:append :x 1]], :index 3}
+{:type :invoke, :process 2, :value [[:r :x nil] [:append :y 1]], :index 4}
+{:type :ok, :process 2, :value [[:r :x [1]] [:append :y 1]], :index 5}
+{:type :invoke, :process 2, :value [[:append :y 1]], :index 6}
+{:type :ok, :process 2, :value [[:append :y 1]], :index 7}
+"#;
+
+fn check_with(edn: &str, models: Option<Vec<&str>>, anomalies: Vec<&str>) -> Report {
+    check_history(
+        &parse(edn),
+        &CheckOptions {
+            models: models.map(|m| m.into_iter().map(String::from).collect()),
+            anomalies: anomalies.into_iter().map(String::from).collect(),
+            ..CheckOptions::default()
+        },
+    )
+}
+
+#[test]
+fn a_forced_aborted_read_rules_out_read_committed_and_above() {
+    let r = check_with(ABORTED_READ, None, vec![]);
+    assert_eq!(r.valid, Validity::False);
+    assert_eq!(r.not, vec!["read-committed"]);
+    assert!(r.also_not.iter().any(|m| m == "strict-serializable"));
+    let f = &r.anomalies["G1a"][0];
+    assert!(!f.txns.is_empty(), "the finding names its transactions");
+    let r = check_with(ABORTED_READ, Some(vec!["read-committed"]), vec![]);
+    assert_eq!(r.valid, Validity::False);
+    // -a lists and -c none answer too.
+    let r = check_with(ABORTED_READ, Some(vec![]), vec!["G1", "G2-item"]);
+    assert_eq!(r.valid, Validity::False);
+    assert_eq!(r.anomaly_types, vec!["G1a"]);
+    let r = check_with(ABORTED_READ, Some(vec![]), vec![]);
+    assert_eq!(r.valid, Validity::True);
+}
+
+#[test]
+fn a_lost_update_is_read_committed_but_not_serializable() {
+    // Both read [1] and append 1; [1 1 1] is read: a lost update that
+    // read committed allows (T2 appended after T3 committed).
+    let edn = r#"{:type :invoke, :process 0, :value [[:append :x 1]], :index 0}
+{:type :ok, :process 0, :value [[:append :x 1]], :index 1}
+{:type :invoke, :process 1, :value [[:r :x nil] [:append :x 1]], :index 2}
+{:type :invoke, :process 2, :value [[:r :x nil] [:append :x 1]], :index 3}
+{:type :ok, :process 1, :value [[:r :x [1]] [:append :x 1]], :index 4}
+{:type :ok, :process 2, :value [[:r :x [1]] [:append :x 1]], :index 5}
+{:type :invoke, :process 0, :value [[:r :x nil]], :index 6}
+{:type :ok, :process 0, :value [[:r :x [1 1 1]]], :index 7}
+"#;
+    for m in ["read-committed", "read-atomic"] {
+        assert_eq!(
+            check_with(edn, Some(vec![m]), vec![]).valid,
+            Validity::True,
+            "{m}"
+        );
+    }
+    let r = check_with(edn, Some(vec!["serializable"]), vec![]);
+    assert_eq!(r.valid, Validity::False);
+    assert_eq!(r.not, vec!["repeatable-read"]);
+}
