@@ -338,7 +338,7 @@ fn levels_share_what_they_imply() {
     // Write skew rules out repeatable-read (no G2-item) and what is above
     // it, as for unique values (issue 18).
     assert_eq!(j["not"], serde_json::json!(["repeatable-read"]));
-    for m in ["serializable", "strict-serializable"] {
+    for m in ["serializable", "strong-serializable"] {
         assert!(
             j["also-not"].as_array().unwrap().iter().any(|x| x == m),
             "{m}: {}",
@@ -360,7 +360,7 @@ fn levels_share_what_they_imply() {
     assert_eq!(txns, vec![0, 1]);
     let t = render_report(&h, &r, "h");
     assert!(
-        t.contains("Not serializable (nor strict-serializable)"),
+        t.contains("Not repeatable-read (nor serializable, strong-serializable"),
         "{t}"
     );
     assert!(
