@@ -184,7 +184,7 @@ fn a_forced_aborted_read_rules_out_read_committed_and_above() {
     let r = check_with(ABORTED_READ, None, vec![]);
     assert_eq!(r.valid, Validity::False);
     assert_eq!(r.not, vec!["read-committed"]);
-    assert!(r.also_not.iter().any(|m| m == "strict-serializable"));
+    assert!(r.also_not.iter().any(|m| m == "strong-serializable"));
     let f = &r.anomalies["G1a"][0];
     assert!(!f.txns.is_empty(), "the finding names its transactions");
     let r = check_with(ABORTED_READ, Some(vec!["read-committed"]), vec![]);
