@@ -315,6 +315,7 @@ fn run_gen(level: Level, cases: u64, seed0: u64, limits: &Limits, strip: bool) {
             Level::Serializable => oracle_serial(&h, false),
             Level::StrictSerializable => oracle_serial(&h, true),
             Level::SnapshotIsolation => oracle_si(&h),
+            Level::ReadCommitted => unreachable!("read committed: tests/duplicates_lattice.rs"),
         };
         let v = check_duplicates(&h, level, limits);
         let got = match v.valid {

@@ -2,6 +2,7 @@
 //! order: infer (workload) → build (graph) → search (cycles per SCC) →
 //! judge (model lattice) → render (JSON, text).
 
+mod duplicates;
 mod search;
 pub mod timing;
 
@@ -11,7 +12,7 @@ use crate::graph::{ExplainOrder, GraphBuilder, Rels};
 use crate::history::{History, MopKind, Observed, TxnId};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
 use crate::solver;
-use crate::workload::{list_append, Anomaly, AnomalyKind, Inference, Record};
+use crate::workload::{list_append, Anomaly, Inference};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -547,7 +548,7 @@ fn check_inner(h: &History, options: &CheckOptions) -> Report {
             if let Some(trusted) = without_untrusted_reads(h) {
                 return check_inner(&trusted, options);
             }
-            check_duplicates(h, options)
+            duplicates::check(h, options)
         }
         Workload::ListAppend => {
             if let Some(trusted) = without_untrusted_reads(h) {
@@ -566,114 +567,6 @@ fn check_inner(h: &History, options: &CheckOptions) -> Report {
             finish(h, options, workload, &mopts, inference, &rr)
         }
     }
-}
-
-/// A list-append history whose appended values repeat: Elle's inference
-/// does not apply (a value no longer names one append), so the exact
-/// solver decides the levels it supports (serializable, strict
-/// serializable, snapshot isolation); other requested models are reported
-/// as not checked.
-fn check_duplicates(h: &History, options: &CheckOptions) -> Report {
-    let requested: Vec<String> = options
-        .models
-        .clone()
-        .unwrap_or_else(|| vec!["strict-serializable".to_string()]);
-    let mut levels = Vec::new();
-    let mut notes = vec![
-        "appended values repeat, so the history was decided by the duplicate-value solver (exact for serializable, strict-serializable and snapshot-isolation)".to_string(),
-    ];
-    for m in &requested {
-        let friendly = model::friendly_name(m);
-        let name = if friendly == "strong-serializable" {
-            "strict-serializable"
-        } else {
-            friendly
-        };
-        match solver::Level::from_name(name) {
-            Some(l) if !levels.contains(&l) => levels.push(l),
-            Some(_) => {}
-            None => notes.push(format!(
-                "{m} is not checked on histories with repeated values"
-            )),
-        }
-    }
-    if !options.anomalies.is_empty() {
-        notes.push(format!(
-            "anomalies ({}) are not searched on histories with repeated values",
-            options.anomalies.join(", ")
-        ));
-    }
-    let limits = solver::Limits {
-        time_ms: options.solver_timeout_ms,
-        ..solver::Limits::default()
-    };
-    let verdicts = solver::check_levels(h, &levels, &limits);
-    let valid = if levels.is_empty() {
-        Validity::Unknown
-    } else {
-        solver::overall(&verdicts)
-    };
-    // One finding per distinct reason: a cycle that breaks serializability
-    // usually breaks strict serializability too, with the same words.
-    let mut anomalies: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
-    let mut said: Vec<&str> = Vec::new();
-    for v in &verdicts {
-        let Some(a) = &v.anomaly else { continue };
-        if said.contains(&a.explanation.as_str()) {
-            continue;
-        }
-        said.push(&a.explanation);
-        anomalies
-            .entry(a.kind.clone())
-            .or_default()
-            .push(duplicate_finding(v.level, a));
-    }
-    notes.extend(
-        verdicts
-            .iter()
-            .filter(|v| v.valid == Validity::Unknown)
-            .map(|v| format!("{}: {}", v.level.name(), v.reason)),
-    );
-    let witness = options.witness.then(|| {
-        verdicts
-            .iter()
-            .filter_map(|v| {
-                Some(Witness {
-                    model: v.level.name(),
-                    order: v.witness.clone()?,
-                    snapshots: v.snapshots.clone(),
-                })
-            })
-            .collect()
-    });
-    let (not, also_not) = solver::ruled_out(&verdicts);
-    Report {
-        valid,
-        anomaly_types: anomalies.keys().cloned().collect(),
-        not: not.into_iter().map(String::from).collect(),
-        also_not: also_not.into_iter().map(String::from).collect(),
-        anomalies,
-        notes,
-        witness,
-    }
-}
-
-/// A reason the duplicate-value solver found, as a finding that names its
-/// transactions (for pictures) and renders Elle-shaped detail on demand:
-/// `{"level", "ops", "keys", "explanation"}`.
-fn duplicate_finding(level: solver::Level, a: &solver::DupAnomaly) -> Finding {
-    Finding::of_txns(
-        a.txns.clone(),
-        Anomaly::new(
-            AnomalyKind::Solver,
-            Record::Solver {
-                level: level.name(),
-                txns: a.txns.as_slice().into(),
-                keys: a.keys.as_slice().into(),
-                explanation: a.explanation.clone(),
-            },
-        ),
-    )
 }
 
 /// A copy of `h` in which the reads of `info` and `fail` transactions are

@@ -32,6 +32,7 @@
 
 pub mod dag;
 pub mod problem;
+pub mod read_committed;
 pub mod replay;
 pub mod sessions;
 pub mod snapshot;
@@ -49,6 +50,10 @@ pub use solve::Stats;
 /// The isolation level to decide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Level {
+    /// Read committed (Adya's PL-2) on the choice of writers: reads see
+    /// whole blocks of committed transactions and ww ∪ wr is acyclic. Its
+    /// witness is a commit order (see [`witness::check_read_committed`]).
+    ReadCommitted,
     Serializable,
     /// Serializable, in an order that respects real time.
     StrictSerializable,
@@ -59,6 +64,7 @@ impl Level {
     /// Elle's name for the level.
     pub fn name(self) -> &'static str {
         match self {
+            Level::ReadCommitted => "read-committed",
             Level::Serializable => "serializable",
             Level::StrictSerializable => "strict-serializable",
             Level::SnapshotIsolation => "snapshot-isolation",
@@ -67,13 +73,16 @@ impl Level {
     /// From Elle's name.
     pub fn from_name(s: &str) -> Option<Level> {
         Some(match s {
+            "read-committed" => Level::ReadCommitted,
             "serializable" => Level::Serializable,
             "strict-serializable" => Level::StrictSerializable,
             "snapshot-isolation" => Level::SnapshotIsolation,
             _ => return None,
         })
     }
-    /// Levels from weakest to strongest: each implies the ones before it.
+    /// The levels of the serial family (a serial order or an SI execution
+    /// is their witness), weakest to strongest: each implies the ones
+    /// before it. [`Level::ReadCommitted`], below all of them, stands apart.
     pub const ALL: [Level; 3] = [
         Level::SnapshotIsolation,
         Level::Serializable,
@@ -177,6 +186,9 @@ fn verdict(level: Level, valid: Validity, reason: String) -> DupVerdict {
 }
 
 fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
+    if level == Level::ReadCommitted {
+        return read_committed::decide(h, limits);
+    }
     let t0 = Instant::now();
     let keys = match problem::extract(h, limits.max_alternatives) {
         Ok(k) => k,

@@ -142,7 +142,22 @@ impl Names<'_> {
 /// The per-key facts of `h`; fails on a contradiction found on the way, on
 /// a limit, or on a history that is not list-append.
 pub fn extract(h: &History, max_alts: usize) -> Result<Vec<KeyFacts>, Extract> {
+    extract_with(h, max_alts, true).map(|(keys, _)| keys)
+}
+
+/// [`extract`]; with `serial` false, for read committed: no writer is
+/// pinned to the length it read (others may commit between its read and
+/// its append), and a transaction whose reads of a key see two states of
+/// the others' appends is one reader per state (a non-repeatable read);
+/// the first such internal anomaly is returned beside the facts.
+pub fn extract_with(
+    h: &History,
+    max_alts: usize,
+    serial: bool,
+) -> Result<(Vec<KeyFacts>, Option<Contradiction>), Extract> {
     let n = Names(h);
+    let mut internal: Option<Contradiction> = None;
+    let mut extra: Vec<(KeyId, Vec<ValId>, u32)> = Vec::new();
     let mut keys: Vec<KeyFacts> = Vec::new();
     let mut index: FxHashMap<KeyId, u32> = FxHashMap::default();
     let mut slot = |k: KeyId, keys: &mut Vec<KeyFacts>| -> usize {
@@ -167,6 +182,7 @@ pub fn extract(h: &History, max_alts: usize) -> Result<Vec<KeyFacts>, Extract> {
         let t = t as TxnId;
         blocks.clear();
         views.clear();
+        extra.clear();
         let mut order: Vec<KeyId> = Vec::new();
         for (i, m) in h.mops(t).iter().enumerate() {
             match (m.kind, m.value) {
@@ -220,7 +236,7 @@ pub fn extract(h: &History, max_alts: usize) -> Result<Vec<KeyFacts>, Extract> {
                     let ext = &seen[..seen.len() - own.len()];
                     match views.get(&m.key) {
                         Some((prev, _)) if prev.as_slice() != ext => {
-                            return Err(Extract::Contradiction(Contradiction {
+                            let c = Contradiction {
                                 kind: "internal",
                                 txns: vec![t],
                                 keys: vec![m.key],
@@ -231,7 +247,12 @@ pub fn extract(h: &History, max_alts: usize) -> Result<Vec<KeyFacts>, Extract> {
                                     n.list(prev),
                                     n.list(ext)
                                 ),
-                            }))
+                            };
+                            if serial {
+                                return Err(Extract::Contradiction(c));
+                            }
+                            internal.get_or_insert(c);
+                            extra.push((m.key, ext.to_vec(), i as u32));
                         }
                         Some(_) => {}
                         None => {
@@ -263,7 +284,7 @@ pub fn extract(h: &History, max_alts: usize) -> Result<Vec<KeyFacts>, Extract> {
                     txn: t,
                     outcome: txn.outcome,
                     block: b.clone(),
-                    pin: view.map(|(e, _)| e.len() as u32),
+                    pin: view.filter(|_| serial).map(|(e, _)| e.len() as u32),
                 };
                 if txn.outcome == Outcome::Fail {
                     keys[ks].failed.push(w);
@@ -272,20 +293,32 @@ pub fn extract(h: &History, max_alts: usize) -> Result<Vec<KeyFacts>, Extract> {
                 }
             }
         }
+        for (k, ext, mop) in extra.drain(..) {
+            let ks = slot(k, &mut keys);
+            keys[ks].readers.push(Reader {
+                txn: t,
+                cut: ext.len() as u32,
+                mop,
+            });
+            if ext.len() > keys[ks].list.len() {
+                keys[ks].list = ext;
+                keys[ks].longest = Some(t);
+            }
+        }
     }
     // Reads must be prefixes of the longest one: re-read each view.
     for kf in &mut keys {
         check_prefixes(h, kf)?;
         build_segments(h, kf, max_alts)?;
     }
-    Ok(keys)
+    Ok((keys, internal))
 }
 
 /// Every read of the key is a prefix of the longest read.
 fn check_prefixes(h: &History, kf: &KeyFacts) -> Result<(), Extract> {
     let n = Names(h);
     for r in &kf.readers {
-        let ext = external(h, r.txn, kf.key);
+        let ext = external(h, r.txn, kf.key, r.mop);
         if !kf.list.starts_with(&ext) {
             let other = kf.longest.unwrap_or(r.txn);
             return Err(Extract::Contradiction(Contradiction {
@@ -306,20 +339,20 @@ fn check_prefixes(h: &History, kf: &KeyFacts) -> Result<(), Extract> {
     Ok(())
 }
 
-/// The first read of `k` by `t`, minus `t`'s own earlier appends.
-fn external(h: &History, t: TxnId, k: KeyId) -> Vec<ValId> {
+/// The read of `k` at micro-op `mop` of `t`, minus `t`'s own earlier appends.
+fn external(h: &History, t: TxnId, k: KeyId, mop: u32) -> Vec<ValId> {
     let mut own = 0usize;
-    for m in h.mops(t) {
+    for (i, m) in h.mops(t).iter().enumerate() {
         if m.key != k {
             continue;
         }
         match m.kind {
             MopKind::Append => own += 1,
-            MopKind::Read => {
+            MopKind::Read if i as u32 == mop => {
                 let seen = h.list(m.value).unwrap_or(&[]);
                 return seen[..seen.len().saturating_sub(own)].to_vec();
             }
-            MopKind::Write => {}
+            MopKind::Read | MopKind::Write => {}
         }
     }
     Vec::new()

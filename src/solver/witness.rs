@@ -171,3 +171,97 @@ pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(),
     }
     Ok(())
 }
+
+/// Checks a read-committed execution: transactions commit in `order`, and
+/// each key's versions are the committed blocks in that order (a block
+/// nobody read comes after every read one, as ww needs). Each `ok` read
+/// sees its transaction's own earlier appends on top of a prefix of those
+/// versions that ends where a block ends (no intermediate read, G1b) and
+/// whose last block committed before the reader (wr forward, so that ww and
+/// wr, both following `order`, close no cycle: no G0, G1c). Reads of one key
+/// in one transaction may see different prefixes (read committed allows
+/// it). `fail` transactions are never in `order` (no G1a).
+pub fn check_read_committed(h: &History, order: &[TxnId]) -> Result<(), String> {
+    check_membership(h, order)?;
+    let mut rank = vec![u32::MAX; h.txns.len()];
+    for (i, &t) in order.iter().enumerate() {
+        rank[t as usize] = i as u32;
+    }
+    // Per key: the versions, and which transaction's block ends at each length.
+    let mut versions: FxHashMap<KeyId, Vec<ValId>> = FxHashMap::default();
+    let mut ends: FxHashMap<(KeyId, u32), TxnId> = FxHashMap::default();
+    for &t in order {
+        let mut own: FxHashMap<KeyId, ()> = FxHashMap::default();
+        for m in h.mops(t) {
+            if let (MopKind::Append, Observed::Scalar(v)) = (m.kind, m.value) {
+                versions.entry(m.key).or_default().push(v);
+                own.insert(m.key, ());
+            }
+        }
+        for k in own.keys() {
+            ends.insert((*k, versions[k].len() as u32), t);
+        }
+    }
+    for &t in order {
+        if h.txns[t as usize].outcome != Outcome::Ok {
+            continue;
+        }
+        let mut own: FxHashMap<KeyId, Vec<ValId>> = FxHashMap::default();
+        for m in h.mops(t) {
+            match (m.kind, m.value) {
+                (MopKind::Append, Observed::Scalar(v)) => own.entry(m.key).or_default().push(v),
+                (MopKind::Read, o) => {
+                    let seen = observed(h, o)
+                        .ok_or_else(|| format!("{} reads a single value", name(h, t)))?;
+                    let mine = own.get(&m.key).map(Vec::as_slice).unwrap_or(&[]);
+                    if !seen.ends_with(mine) {
+                        return Err(format!(
+                            "{} read key {} without its own appends",
+                            name(h, t),
+                            m.key
+                        ));
+                    }
+                    let ext = &seen[..seen.len() - mine.len()];
+                    if ext.is_empty() {
+                        continue;
+                    }
+                    let all = versions.get(&m.key).map(Vec::as_slice).unwrap_or(&[]);
+                    if !all.starts_with(ext) {
+                        return Err(format!(
+                            "{} read key {} as {:?}, not a prefix of its versions {:?}",
+                            name(h, t),
+                            m.key,
+                            ext,
+                            all
+                        ));
+                    }
+                    match ends.get(&(m.key, ext.len() as u32)) {
+                        Some(&w) if rank[w as usize] < rank[t as usize] => {}
+                        Some(&w) => {
+                            return Err(format!(
+                                "{} read key {} up to {}'s block, which commits later",
+                                name(h, t),
+                                m.key,
+                                name(h, w)
+                            ))
+                        }
+                        None => {
+                            return Err(format!(
+                                "{} read key {} up to the middle of a block",
+                                name(h, t),
+                                m.key
+                            ))
+                        }
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "{} has a micro-op that is not list-append",
+                        name(h, t)
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
+}

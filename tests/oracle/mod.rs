@@ -620,3 +620,210 @@ fn naive_order_ok(h: &Hist, model: Model, order: &[usize]) -> bool {
         })
     })
 }
+
+/// Read committed (Adya's PL-2) from its anomalies, by brute force over
+/// every choice: which `info` transactions committed, and per key an order
+/// of the committed transactions' appends (each transaction's appends to a
+/// key one block, in program order: a block split by another writer is G0,
+/// a read ending inside one is G1b, a read of a failed append is G1a). The
+/// history is read committed iff under some choice every `ok` read, minus
+/// the transaction's own earlier appends, is a prefix of the key's versions
+/// that ends where a block ends, and the graph of ww edges (consecutive
+/// blocks) and wr edges (the last block a read saw → the reader) has no
+/// cycle (G0, G1c; a self-loop is a transaction reading its own later
+/// append). Values may repeat: nothing here assumes they name a writer.
+/// Each read stands alone: two reads of a key in one transaction may see
+/// different states (an internal anomaly, which read committed allows).
+/// `None` when some `ok` read does not end with its transaction's own
+/// earlier appends (not modelled).
+#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+pub fn read_committed(h: &Hist) -> Option<bool> {
+    if hides_own_appends(h) {
+        return None;
+    }
+    let n = h.txns.len();
+    let info: Vec<usize> = (0..n)
+        .filter(|&i| h.txns[i].outcome == Outcome::Info)
+        .collect();
+    for mask in 0..1u32 << info.len() {
+        let committed: Vec<bool> = (0..n)
+            .map(|i| match h.txns[i].outcome {
+                Outcome::Ok => true,
+                Outcome::Fail => false,
+                Outcome::Info => mask >> info.iter().position(|&j| j == i).unwrap() & 1 == 1,
+            })
+            .collect();
+        let writers: Vec<Vec<usize>> = (0..h.keys)
+            .map(|k| {
+                (0..n)
+                    .filter(|&i| committed[i] && block(&h.txns[i], k).next().is_some())
+                    .collect()
+            })
+            .collect();
+        let mut orders: Vec<Vec<usize>> = writers.clone();
+        if rc_orders(h, &mut orders, 0, &writers) {
+            return Some(true);
+        }
+    }
+    Some(false)
+}
+
+/// Read atomic as the lattice has it: read committed, and no internal
+/// anomaly (future reads are G1c already).
+#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+pub fn read_atomic(h: &Hist) -> bool {
+    !has_internal(h) && read_committed(h) == Some(true)
+}
+
+/// An `ok` read that does not end with its transaction's earlier appends.
+#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+fn hides_own_appends(h: &Hist) -> bool {
+    h.txns.iter().filter(|t| t.outcome == Outcome::Ok).any(|t| {
+        let mut own: Vec<Vec<u32>> = vec![Vec::new(); h.keys];
+        t.mops.iter().any(|m| match m {
+            Mop::Append(k, v) => {
+                own[*k].push(*v);
+                false
+            }
+            Mop::Read(k, got) => !got.clone().unwrap_or_default().ends_with(&own[*k]),
+        })
+    })
+}
+
+#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+fn block(t: &Txn, k: usize) -> impl Iterator<Item = u32> + '_ {
+    t.mops.iter().filter_map(move |m| match m {
+        Mop::Append(k2, v) if *k2 == k => Some(*v),
+        _ => None,
+    })
+}
+
+/// An `ok` transaction whose read of a key does not end with its own
+/// earlier appends to it, or whose reads of a key see two different states
+/// of the others' appends.
+#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+fn has_internal(h: &Hist) -> bool {
+    h.txns.iter().filter(|t| t.outcome == Outcome::Ok).any(|t| {
+        let mut own: Vec<Vec<u32>> = vec![Vec::new(); h.keys];
+        let mut ext: Vec<Option<Vec<u32>>> = vec![None; h.keys];
+        for m in &t.mops {
+            match m {
+                Mop::Append(k, v) => own[*k].push(*v),
+                Mop::Read(k, got) => {
+                    let got = got.clone().unwrap_or_default();
+                    if !got.ends_with(&own[*k]) {
+                        return true;
+                    }
+                    let e = got[..got.len() - own[*k].len()].to_vec();
+                    match &ext[*k] {
+                        Some(prev) if *prev != e => return true,
+                        _ => ext[*k] = Some(e),
+                    }
+                }
+            }
+        }
+        false
+    })
+}
+
+/// Tries every permutation of each key's writers (keys from `k` on), then
+/// checks the choice.
+#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+fn rc_orders(h: &Hist, orders: &mut Vec<Vec<usize>>, k: usize, writers: &[Vec<usize>]) -> bool {
+    if k == h.keys {
+        return rc_choice_ok(h, orders, writers);
+    }
+    permute(orders, k, 0, &mut |orders| {
+        rc_orders(h, orders, k + 1, writers)
+    })
+}
+
+#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+fn permute(
+    orders: &mut Vec<Vec<usize>>,
+    k: usize,
+    i: usize,
+    f: &mut dyn FnMut(&mut Vec<Vec<usize>>) -> bool,
+) -> bool {
+    if i + 1 >= orders[k].len() {
+        return f(orders);
+    }
+    for j in i..orders[k].len() {
+        orders[k].swap(i, j);
+        if permute(orders, k, i + 1, f) {
+            orders[k].swap(i, j);
+            return true;
+        }
+        orders[k].swap(i, j);
+    }
+    false
+}
+
+#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+fn rc_choice_ok(h: &Hist, orders: &[Vec<usize>], writers: &[Vec<usize>]) -> bool {
+    let n = h.txns.len();
+    let _ = writers;
+    let mut edges: Vec<(usize, usize)> = Vec::new();
+    // Per key: the versions and, per length, the writer whose block ends there.
+    let mut versions: Vec<Vec<u32>> = vec![Vec::new(); h.keys];
+    let mut end_at: Vec<Vec<Option<usize>>> = vec![vec![None]; h.keys];
+    for k in 0..h.keys {
+        for (i, &w) in orders[k].iter().enumerate() {
+            if i > 0 {
+                edges.push((orders[k][i - 1], w));
+            }
+            versions[k].extend(block(&h.txns[w], k));
+            end_at[k].resize(versions[k].len(), None);
+            end_at[k].push(Some(w));
+        }
+    }
+    for (r, t) in h.txns.iter().enumerate() {
+        if t.outcome != Outcome::Ok {
+            continue;
+        }
+        let mut own = vec![0usize; h.keys];
+        for m in &t.mops {
+            match m {
+                Mop::Append(k, _) => own[*k] += 1,
+                Mop::Read(k, got) => {
+                    let got = got.clone().unwrap_or_default();
+                    let ext = &got[..got.len() - own[*k]];
+                    if !versions[*k].starts_with(ext) {
+                        return false;
+                    }
+                    if ext.is_empty() {
+                        continue;
+                    }
+                    match end_at[*k][ext.len()] {
+                        Some(w) => edges.push((w, r)),
+                        None => return false,
+                    }
+                }
+            }
+        }
+    }
+    acyclic(n, &edges)
+}
+
+/// Kahn's algorithm; a self-loop is a cycle.
+#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+fn acyclic(n: usize, edges: &[(usize, usize)]) -> bool {
+    let mut indeg = vec![0usize; n];
+    for &(_, b) in edges {
+        indeg[b] += 1;
+    }
+    let mut ready: Vec<usize> = (0..n).filter(|&v| indeg[v] == 0).collect();
+    let mut done = 0;
+    while let Some(v) = ready.pop() {
+        done += 1;
+        for &(a, b) in edges {
+            if a == v {
+                indeg[b] -= 1;
+                if indeg[b] == 0 {
+                    ready.push(b);
+                }
+            }
+        }
+    }
+    done == n
+}

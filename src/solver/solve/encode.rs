@@ -142,7 +142,9 @@ impl Solver<'_> {
                     reader: ri as u32,
                 };
                 self.forced.push((self.c(k, r.cut), self.st(r.txn), why));
-                if self.two {
+                if self.level == Level::ReadCommitted {
+                    // ww ∪ wr only: no anti-dependency from the reader.
+                } else if self.two {
                     self.forced.push((self.st(r.txn), self.s(k, r.cut), why));
                 } else if pinned.contains_key(&r.txn) {
                     // Reads, then appends right there: after the other readers.

@@ -184,6 +184,8 @@ impl Solver<'_> {
         }
         let kind = match self.level {
             Level::SnapshotIsolation => "duplicate-appends-not-snapshot-isolated",
+            // Every choice closes a cycle of ww and wr edges.
+            Level::ReadCommitted => "G1c",
             _ => "duplicate-appends-unserializable",
         };
         Finding {

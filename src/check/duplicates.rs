@@ -1,0 +1,336 @@
+//! List-append histories whose appended values repeat, judged over Elle's
+//! whole lattice.
+//!
+//! A value no longer names its writer, so a model holds iff some *choice*
+//! (which append produced each read element, which `info` transactions
+//! committed, the order of versions) leaves none of the anomalies the model
+//! prohibits. The solver decides four levels exactly ([`solver::Level`]):
+//! read committed, snapshot isolation, serializable, strict serializable.
+//! Everything else follows from the lattice's prohibited-anomaly sets,
+//! never from a list per model:
+//! - a level's witness is a choice free of the anomalies that level
+//!   prohibits, so it proves every model (or `-a` list) whose prohibited
+//!   anomalies, among those a list-append history can show, it covers; each
+//!   request goes to the weakest level that covers it;
+//! - a finding says "every choice has at least one of these anomalies": a
+//!   fact of the reads (G1a when every possible writer of an element failed,
+//!   internal, incompatible-order) names one anomaly, a level that fails
+//!   names everything it prohibits. It rules out each model (or list) that
+//!   prohibits all of them, which gives `not` / `also-not`.
+//!
+//! Anything neither proves nor rules out is `unknown`, with the reason.
+
+use super::{CheckOptions, Finding, Report, Validity, Witness};
+use crate::model::{self, Model};
+use crate::solver::{self, DupAnomaly, DupVerdict, Level};
+use crate::anomaly::{Anomaly, AnomalyKind, Record};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Anomalies a list-append history can show besides cycles (the cycle
+/// classes come from the lattice's tables). Elle's `cyclic-versions` is
+/// absent: a choice orders versions totally.
+const NON_CYCLE: [&str; 9] = [
+    "G1a",
+    "G1b",
+    "internal",
+    "future-read",
+    "dirty-update",
+    "lost-update",
+    "incompatible-order",
+    "duplicate-elements",
+    "garbage-read",
+];
+
+/// Findings that are facts of the reads alone, the same under every choice.
+const READ_FACTS: [&str; 3] = ["G1a", "internal", "incompatible-order"];
+
+/// `set` restricted to anomalies a list-append choice can have: the
+/// non-cycle ones above and the item cycle classes (no predicates).
+fn observable(set: &BTreeSet<String>) -> BTreeSet<String> {
+    const ITEM_CYCLES: [&str; 5] = [
+        "G0",
+        "G1c",
+        "G-single-item",
+        "G-nonadjacent-item",
+        "G2-item",
+    ];
+    let cycles = model::cycle_types();
+    set.iter()
+        .filter(|a| {
+            let base = a
+                .strip_suffix("-process")
+                .or_else(|| a.strip_suffix("-realtime"))
+                .unwrap_or(a);
+            NON_CYCLE.contains(&a.as_str())
+                || (cycles.contains(&a.as_str()) && ITEM_CYCLES.contains(&base))
+        })
+        .cloned()
+        .collect()
+}
+
+fn level_model(l: Level) -> Model {
+    model::parse_model(l.name()).expect("the solver's levels are models")
+}
+
+/// The anomalies a witness of `l` excludes. Read committed's search runs
+/// only when no transaction's reads disagree, so it excludes internal too.
+fn covered(l: Level) -> BTreeSet<String> {
+    let mut c = observable(&model::anomalies_prohibited_by(&[level_model(l)]));
+    c.insert("internal".into());
+    c
+}
+
+/// What a finding of level `l` proves: every choice has one of these. A
+/// finding other than a fact of the reads comes after the reads were found
+/// free of internal anomalies, which therefore never occur.
+fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
+    if READ_FACTS.contains(&a.kind.as_str()) {
+        return [a.kind.clone()].into();
+    }
+    let mut d = observable(&model::anomalies_prohibited_by(&[level_model(l)]));
+    d.remove("internal");
+    d
+}
+
+/// Levels from weakest to strongest witness.
+const LEVELS: [Level; 4] = [
+    Level::ReadCommitted,
+    Level::SnapshotIsolation,
+    Level::Serializable,
+    Level::StrictSerializable,
+];
+
+/// One thing asked for: a model, or the `-a` list.
+struct Item {
+    name: String,
+    model: Option<Model>,
+    prohibited: BTreeSet<String>,
+    /// The weakest level whose witness proves it (`None`: nothing the
+    /// history could show is prohibited).
+    level: Option<Level>,
+}
+
+impl Item {
+    fn new(name: String, model: Option<Model>, prohibited: BTreeSet<String>) -> Item {
+        let obs = observable(&prohibited);
+        let level = if obs.is_empty() {
+            None
+        } else {
+            LEVELS.iter().copied().find(|&l| obs.is_subset(&covered(l)))
+        };
+        Item {
+            name,
+            model,
+            prohibited,
+            level,
+        }
+    }
+}
+
+/// Decides what `options` ask for on a list-append history whose appended
+/// values repeat; the same [`Report`] every path returns.
+pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Report {
+    let requested: Vec<String> = options
+        .models
+        .clone()
+        .unwrap_or_else(|| vec!["strict-serializable".to_string()]);
+    let mut items: Vec<Item> = Vec::new();
+    for m in &requested {
+        let model = model::parse_model(m).expect("validated names parse");
+        if items.iter().any(|i| i.model == Some(model)) {
+            continue;
+        }
+        items.push(Item::new(
+            model.friendly().to_string(),
+            Some(model),
+            model::anomalies_prohibited_by(&[model]),
+        ));
+    }
+    if !options.anomalies.is_empty() {
+        let names: Vec<&str> = options
+            .anomalies
+            .iter()
+            .map(|a| a.strip_prefix(':').unwrap_or(a))
+            .collect();
+        items.push(Item::new(
+            format!("anomalies {}", names.join(", ")),
+            None,
+            model::all_anomalies_implying(&names),
+        ));
+    }
+    let limits = solver::Limits {
+        time_ms: options.solver_timeout_ms,
+        ..solver::Limits::default()
+    };
+    // The serial family shares what one level implies for another; read
+    // committed runs on its own.
+    let mut levels: Vec<Level> = Vec::new();
+    for l in items.iter().filter_map(|i| i.level) {
+        if !levels.contains(&l) {
+            levels.push(l);
+        }
+    }
+    let mut verdicts = run(h, &levels, &limits);
+    let undecided = items
+        .iter()
+        .any(|i| judge(i, &verdicts).0 == Validity::Unknown);
+    if undecided && !levels.contains(&Level::ReadCommitted) {
+        // A weaker level's failure may rule out what a stronger one's
+        // did not.
+        verdicts.extend(run(h, &[Level::ReadCommitted], &limits));
+    }
+
+    let mut notes = vec![
+        "appended values repeat, so the history was decided by the duplicate-value solver: a model holds iff some choice of writers leaves none of its prohibited anomalies (searched exactly at read-committed, snapshot-isolation, serializable and strict-serializable; other models follow from these through the lattice)".to_string(),
+    ];
+    let mut valid = Validity::True;
+    let mut witness = Vec::new();
+    for item in &items {
+        let (v, why, proof) = judge(item, &verdicts);
+        match v {
+            Validity::False => valid = Validity::False,
+            Validity::Unknown => {
+                if valid == Validity::True {
+                    valid = Validity::Unknown;
+                }
+                notes.push(format!("{}: {why}", item.name));
+            }
+            Validity::True => {}
+        }
+        if let (Some(m), Some(p)) = (item.model, proof) {
+            if let Some(order) = &p.witness {
+                witness.push(Witness {
+                    model: m.friendly(),
+                    order: order.clone(),
+                    snapshots: p.snapshots.clone(),
+                });
+            }
+        }
+    }
+    // Findings: those the requests prohibit are reported (one per reason);
+    // all of them rule models out.
+    let prohibited: BTreeSet<String> = items
+        .iter()
+        .flat_map(|i| i.prohibited.iter().cloned())
+        .collect();
+    let mut anomalies: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
+    let mut said: Vec<&str> = Vec::new();
+    let mut ruled: BTreeSet<Model> = BTreeSet::new();
+    for v in &verdicts {
+        let Some(a) = &v.anomaly else { continue };
+        let d = forced(v.level, a);
+        ruled.extend(ruled_out_by(&d));
+        if !d.is_subset(&prohibited) || said.contains(&a.explanation.as_str()) {
+            continue;
+        }
+        said.push(&a.explanation);
+        anomalies
+            .entry(a.kind.clone())
+            .or_default()
+            .push(finding(v.level, a));
+    }
+    let (not, also_not) = if anomalies.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        let not = model::weakest_models(&ruled);
+        let also: BTreeSet<Model> = ruled.difference(&not).copied().collect();
+        model::Boundary {
+            not,
+            also_not: also,
+        }
+        .friendly()
+    };
+    Report {
+        valid,
+        anomaly_types: anomalies.keys().cloned().collect(),
+        not,
+        also_not,
+        anomalies,
+        notes,
+        witness: options.witness.then_some(witness),
+    }
+}
+
+/// Runs the levels (the serial family together, read committed alone).
+fn run(h: &crate::history::History, levels: &[Level], limits: &solver::Limits) -> Vec<DupVerdict> {
+    let serial: Vec<Level> = levels
+        .iter()
+        .copied()
+        .filter(|&l| l != Level::ReadCommitted)
+        .collect();
+    let mut out = if serial.is_empty() {
+        Vec::new()
+    } else {
+        solver::check_levels(h, &serial, limits)
+    };
+    if levels.contains(&Level::ReadCommitted) {
+        out.push(solver::check_duplicates(h, Level::ReadCommitted, limits));
+    }
+    out
+}
+
+/// An item's verdict, why (when unknown), and the level verdict that
+/// proves it (when valid).
+fn judge<'v>(
+    item: &Item,
+    verdicts: &'v [DupVerdict],
+) -> (Validity, String, Option<&'v DupVerdict>) {
+    for v in verdicts {
+        if let Some(a) = &v.anomaly {
+            if forced(v.level, a).is_subset(&item.prohibited) {
+                return (Validity::False, String::new(), None);
+            }
+        }
+    }
+    let Some(level) = item.level else {
+        return (Validity::True, String::new(), None);
+    };
+    let obs = observable(&item.prohibited);
+    if let Some(v) = verdicts
+        .iter()
+        .find(|v| v.valid == Validity::True && obs.is_subset(&covered(v.level)))
+    {
+        return (Validity::True, String::new(), Some(v));
+    }
+    let why = match verdicts.iter().find(|v| v.level == level) {
+        Some(v) if v.valid == Validity::Unknown => v.reason.clone(),
+        Some(_) => format!(
+            "not decided: {} does not hold, which does not settle it (a choice may still avoid every anomaly it prohibits)",
+            level.name()
+        ),
+        None => "not decided".to_string(),
+    };
+    (Validity::Unknown, why, None)
+}
+
+/// Every model that prohibits all of `d` (so a choice cannot avoid them).
+fn ruled_out_by(d: &BTreeSet<String>) -> BTreeSet<Model> {
+    let mut out = BTreeSet::new();
+    for name in model::all_models() {
+        let Ok(m) = model::parse_model(name) else {
+            continue;
+        };
+        if d.is_subset(&model::anomalies_prohibited_by(&[m])) {
+            out.insert(m);
+        }
+    }
+    out
+}
+
+/// A reason the duplicate-value solver found, as a finding that names its
+/// transactions (for pictures) and renders Elle-shaped detail on demand:
+/// `{"level", "ops", "keys", "explanation"}`.
+fn finding(level: Level, a: &DupAnomaly) -> Finding {
+    Finding::of_txns(
+        a.txns.clone(),
+        Anomaly::new(
+            AnomalyKind::Solver,
+            Record::Solver {
+                level: level.name(),
+                txns: a.txns.as_slice().into(),
+                keys: a.keys.as_slice().into(),
+                explanation: a.explanation.clone(),
+            },
+        ),
+    )
+}

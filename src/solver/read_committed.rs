@@ -1,0 +1,253 @@
+//! Read committed (Adya's PL-2) on list-append histories whose values
+//! repeat. A history is read committed iff some choice (which committed
+//! block produced each element of each read, whether each `info`
+//! transaction committed, the order of versions) leaves no G0, G1a, G1b or
+//! G1c. Choices that read a failed transaction's append (G1a), stop inside
+//! a block (G1b) or split one (G0) are ruled out by construction, so this
+//! is the serializable search of [`super::solve`] with two things dropped:
+//! a transaction that read a key before appending to it is not pinned to
+//! the length it read (others may commit in between), and reads add no
+//! anti-dependency edge, so the acyclicity theory keeps only ww ∪ wr
+//! acyclic. A valid verdict carries a commit order, replayed by
+//! [`super::witness::check_read_committed`].
+
+use super::{problem, solve, verdict, witness, DupAnomaly, DupVerdict, Level, Limits};
+use crate::history::{History, Outcome, TxnId};
+use crate::model::Validity;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::time::Instant;
+
+/// The verdict for read committed.
+pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
+    let level = Level::ReadCommitted;
+    let t0 = Instant::now();
+    let (keys, internal) = match problem::extract_with(h, limits.max_alternatives, false) {
+        Ok(k) => k,
+        Err(problem::Extract::Contradiction(c)) => {
+            // A transaction that does not see its own appends: not modelled
+            // (read committed allows internal anomalies), but the finding
+            // still rules out the models that forbid them.
+            let valid = if c.kind == "internal" {
+                Validity::Unknown
+            } else {
+                Validity::False
+            };
+            let reason = if valid == Validity::Unknown {
+                format!(
+                    "not decided: {} (an internal anomaly, which read-committed allows and the solver does not model)",
+                    c.explanation
+                )
+            } else {
+                c.explanation.clone()
+            };
+            let mut v = verdict(level, valid, reason);
+            v.anomaly = Some(DupAnomaly {
+                kind: c.kind.to_string(),
+                txns: c.txns,
+                keys: c.keys,
+                explanation: c.explanation,
+            });
+            return v;
+        }
+        Err(problem::Extract::Limit(m)) | Err(problem::Extract::NotListAppend(m)) => {
+            return verdict(level, Validity::Unknown, m)
+        }
+    };
+    if limits.witness_first {
+        if let Some(mut v) = witness_first(h, &keys) {
+            v.anomaly = internal.map(|c| DupAnomaly {
+                kind: c.kind.to_string(),
+                txns: c.txns,
+                keys: c.keys,
+                explanation: c.explanation,
+            });
+            return v;
+        }
+    }
+    let rest = Limits {
+        time_ms: limits
+            .time_ms
+            .saturating_sub(t0.elapsed().as_millis() as u64),
+        ..limits.clone()
+    };
+    let mut s = solve::Solver::new(h, level, &keys, &rest);
+    let out = s.run();
+    let mut v = match out {
+        solve::Outcome2::Serial(order) => replayed(h, order),
+        solve::Outcome2::Valid { order, committed } => replayed(
+            h,
+            order
+                .into_iter()
+                .filter(|&t| committed[t as usize])
+                .collect(),
+        ),
+        solve::Outcome2::Invalid(f) => {
+            let mut v = verdict(
+                level,
+                Validity::False,
+                f.explanation.lines().next().unwrap_or("").to_string(),
+            );
+            v.anomaly = Some(f);
+            v
+        }
+        solve::Outcome2::Unknown(m) => verdict(level, Validity::Unknown, m),
+    };
+    v.stats = s.stats;
+    // A non-repeatable read is no anomaly here, but it rules out the
+    // models that forbid internal anomalies: the verdict carries it.
+    if let (Some(c), None) = (internal, &v.anomaly) {
+        v.anomaly = Some(DupAnomaly {
+            kind: c.kind.to_string(),
+            txns: c.txns,
+            keys: c.keys,
+            explanation: c.explanation,
+        });
+    }
+    v
+}
+
+/// A witness without search, if one of three cheap guesses replays: the
+/// `ok` transactions in completion order (a read-committed database makes
+/// writes visible at commit, which precedes completion); each run of a key
+/// filled by its candidates in completion order ([`by_completion`]); a
+/// snapshot or serial execution found by replay (either is a
+/// read-committed one).
+/// `None` leaves the question to the solver.
+fn witness_first(h: &History, keys: &[problem::KeyFacts]) -> Option<DupVerdict> {
+    let mut done: Vec<TxnId> = (0..h.txns.len() as TxnId)
+        .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
+        .collect();
+    done.sort_by_key(|&t| h.txns[t as usize].complete_seq);
+    if witness::check_read_committed(h, &done).is_ok() {
+        return Some(replayed(h, done));
+    }
+    if let Some(order) = by_completion(h, keys) {
+        if witness::check_read_committed(h, &order).is_ok() {
+            return Some(replayed(h, order));
+        }
+    }
+    let keys = problem::extract(h, Limits::default().max_alternatives).ok()?;
+    let v = super::fast_path(h, Level::SnapshotIsolation, &keys)?;
+    let order = v.witness?;
+    let out = replayed(h, order);
+    (out.valid == Validity::True).then_some(out)
+}
+
+/// Valid with `order` as the witness if it replays; otherwise `unknown`
+/// (a witness that does not replay is a solver bug, never a verdict).
+fn replayed(h: &History, order: Vec<TxnId>) -> DupVerdict {
+    let level = Level::ReadCommitted;
+    match witness::check_read_committed(h, &order) {
+        Ok(()) => {
+            let mut v = verdict(
+                level,
+                Validity::True,
+                format!(
+                    "a commit order of {} transactions explains every read",
+                    order.len()
+                ),
+            );
+            v.witness = Some(order);
+            v
+        }
+        Err(e) => verdict(
+            level,
+            Validity::Unknown,
+            format!("internal: the solver's witness does not replay ({e})"),
+        ),
+    }
+}
+
+/// A guess of the choice: per key, each run of the longest read filled by
+/// its candidate blocks in completion order (segments spelled one way
+/// only), unseen committed blocks after; `info` transactions commit iff
+/// some read saw them. Then an order of ww ∪ wr that follows completion
+/// where it can. `None` when the guess does not fit or closes a cycle.
+fn by_completion(h: &History, keys: &[problem::KeyFacts]) -> Option<Vec<TxnId>> {
+    let when = |t: TxnId| h.txns[t as usize].complete_seq.unwrap_or(u64::MAX);
+    let mut committed: Vec<bool> = h.txns.iter().map(|t| t.outcome == Outcome::Ok).collect();
+    let mut seen: Vec<Vec<(u32, u32)>> = Vec::with_capacity(keys.len()); // (writer, end)
+    for kf in keys {
+        let mut used = vec![false; kf.writers.len()];
+        // A block cannot start before what its own transaction read.
+        let mut floor: FxHashMap<TxnId, u32> = FxHashMap::default();
+        for r in &kf.readers {
+            let f = floor.entry(r.txn).or_default();
+            *f = (*f).max(r.cut);
+        }
+        let mut blocks = Vec::new();
+        for seg in &kf.segments {
+            // The first spelling of the segment the candidates can fill.
+            let filled = seg.alts.iter().find_map(|alt| {
+                let mut used = used.clone();
+                let mut got = Vec::new();
+                for &bi in &alt.bins {
+                    let bin = &kf.bins[bi as usize];
+                    let mut cands: Vec<u32> = bin
+                        .cands
+                        .iter()
+                        .copied()
+                        .filter(|&w| !used[w as usize])
+                        .collect();
+                    cands.sort_by_key(|&w| when(kf.writers[w as usize].txn));
+                    let mut at = bin.start;
+                    for w in cands {
+                        let wr = &kf.writers[w as usize];
+                        let wt = wr.weight();
+                        let low = floor.get(&wr.txn).copied().unwrap_or(0);
+                        if at + wt <= bin.end && at >= low {
+                            used[w as usize] = true;
+                            at += wt;
+                            got.push((w, at));
+                        }
+                        if at == bin.end {
+                            break;
+                        }
+                    }
+                    if at != bin.end {
+                        return None;
+                    }
+                }
+                Some((used, got))
+            });
+            let (u, got) = filled?;
+            used = u;
+            blocks.extend(got);
+        }
+        for &(w, _) in &blocks {
+            committed[kf.writers[w as usize].txn as usize] = true;
+        }
+        seen.push(blocks);
+    }
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    for (kf, blocks) in keys.iter().zip(&seen) {
+        let mut chain: Vec<TxnId> = blocks
+            .iter()
+            .map(|&(w, _)| kf.writers[w as usize].txn)
+            .collect();
+        let placed: FxHashSet<TxnId> = chain.iter().copied().collect();
+        let mut rest: Vec<TxnId> = kf
+            .writers
+            .iter()
+            .map(|w| w.txn)
+            .filter(|&t| committed[t as usize] && !placed.contains(&t))
+            .collect();
+        rest.sort_by_key(|&t| when(t));
+        chain.extend(rest);
+        edges.extend(chain.windows(2).map(|p| (p[0], p[1])));
+        for r in &kf.readers {
+            if r.cut == 0 {
+                continue;
+            }
+            let i = blocks.iter().position(|&(_, e)| e == r.cut)?;
+            edges.push((kf.writers[blocks[i].0 as usize].txn, r.txn));
+        }
+    }
+    let order = super::dag::priority_order(h.txns.len(), &edges, when)?;
+    Some(
+        order
+            .into_iter()
+            .filter(|&t| committed[t as usize])
+            .collect(),
+    )
+}
