@@ -32,6 +32,7 @@
 
 pub mod dag;
 pub mod problem;
+pub mod register;
 pub mod replay;
 pub mod sessions;
 pub mod snapshot;
