@@ -96,6 +96,11 @@ pub struct CheckArgs {
     /// read, for each model that holds.
     #[arg(long)]
     pub witness: bool,
+    /// rw-register: Elle-style inference only, without the exact solver that
+    /// by default decides serializable, strict-serializable and
+    /// snapshot-isolation (for comparing with Elle).
+    #[arg(long = "inference-only")]
+    pub inference_only: bool,
     /// rw-register: writes follow reads within a transaction (a write after a
     /// read of the same key is a later version).
     #[arg(long = "wfr-keys")]
@@ -183,6 +188,7 @@ impl CheckArgs {
             linearizable_keys: self.linearizable_keys,
             realtime_versions: self.realtime_versions,
             transaction_order: None,
+            inference_only: self.inference_only,
         }
     }
 }
