@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Per level: histories the oracle found valid, invalid; with repeated
 /// values invalid; with `info` transactions invalid. The runs assert
 /// each is common enough to make the agreement mean something.
-static SEEN: [[AtomicUsize; 4]; 3] = [const { [const { AtomicUsize::new(0) }; 4] }; 3];
+type Seen = [[AtomicUsize; 4]; 3];
 
 fn parse(h: &Hist) -> History {
     let edn = h.to_edn();
@@ -41,7 +41,7 @@ const LEVELS: [(Model, Level); 3] = [
 
 /// The solver agrees with the oracle at every level, and its witnesses
 /// replay under the oracle's definition.
-fn agrees(s: &Spec) -> Result<(), TestCaseError> {
+fn agrees(s: &Spec, seen_all: &Seen) -> Result<(), TestCaseError> {
     let hist = gen::build(s);
     let h = parse(&hist);
     let rank = hist.by_invoke_rank();
@@ -56,7 +56,7 @@ fn agrees(s: &Spec) -> Result<(), TestCaseError> {
     let infos = hist.txns.iter().any(|t| t.outcome == oracle::Outcome::Info);
     for (li, (model, level)) in LEVELS.into_iter().enumerate() {
         let want = oracle::holds(&hist, model);
-        let seen = &SEEN[li];
+        let seen = &seen_all[li];
         seen[usize::from(!want)].fetch_add(1, Ordering::Relaxed);
         if !want && repeats {
             seen[2].fetch_add(1, Ordering::Relaxed);
@@ -81,6 +81,26 @@ fn agrees(s: &Spec) -> Result<(), TestCaseError> {
             level,
             v.valid,
             v.reason,
+            want,
+            edn
+        );
+        // The front door (inference, then the solver) agrees too.
+        let r = check_history(
+            &h,
+            &CheckOptions {
+                workload: Workload::RwRegister,
+                workload_given: true,
+                models: Some(vec![level.name().to_string()]),
+                ..Default::default()
+            },
+        );
+        prop_assert_eq!(
+            r.valid == Validity::True,
+            want,
+            "{:?}: front door says {:?} {:?}, oracle {}\n{}",
+            level,
+            r.valid,
+            r.anomaly_types,
             want,
             edn
         );
@@ -110,20 +130,13 @@ fn run(faults: bool, cases: u32) {
         failure_persistence: None,
         ..Config::default()
     });
-    let before: Vec<Vec<usize>> = SEEN
-        .iter()
-        .map(|l| l.iter().map(|c| c.load(Ordering::Relaxed)).collect())
-        .collect();
-    let r = runner.run(&gen::spec(faults, 7), |s| agrees(&s));
+    let seen: Seen = Default::default();
+    let r = runner.run(&gen::spec(faults, 7), |s| agrees(&s, &seen));
     if let Err(e) = r {
         panic!("{e}");
     }
-    for (li, l) in SEEN.iter().enumerate() {
-        let got: Vec<usize> = l
-            .iter()
-            .zip(&before[li])
-            .map(|(c, b)| c.load(Ordering::Relaxed) - b)
-            .collect();
+    for (li, l) in seen.iter().enumerate() {
+        let got: Vec<usize> = l.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         eprintln!(
             "{:?}: valid {}, invalid {} (repeated values {}, with info {})",
             LEVELS[li].1, got[0], got[1], got[2], got[3]
@@ -223,8 +236,9 @@ proptest! {
     /// Histories from a serial execution are serializable, by the oracle
     /// too (a check of the generator).
     #[test]
-    fn serial_runs_are_serializable(s in gen::spec(false, 6)) {
-        prop_assume!(matches!(s.semantics, gen::Semantics::Serial { .. }) && s.corruptions.is_empty());
+    fn serial_runs_are_serializable(mut s in gen::spec(false, 6), realtime: bool) {
+        s.semantics = gen::Semantics::Serial { realtime };
+        s.corruptions.clear();
         let h = gen::build(&s);
         prop_assert!(oracle::holds(&h, Model::Serializable), "{}", h.to_edn());
     }

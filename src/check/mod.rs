@@ -687,13 +687,40 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
     if levels.is_empty() {
         return report;
     }
+    // Inference is sound when values are unique and it assumes nothing of
+    // the database; with repeated values it can raise false alarms, so
+    // then the solver decides every level (and alone, when only these
+    // levels are asked for). Assumptions the user asked for (`--wfr-keys`,
+    // ...) stay with inference: a level they rule out stays ruled out.
+    let assumptions = options.wfr_keys
+        || options.sequential_keys
+        || options.linearizable_keys
+        || options.realtime_versions
+        || options.transaction_order.is_some();
+    let repeated = solver::register::facts::has_repeated_values(h);
+    let solver_alone = repeated && !assumptions && others.is_empty();
+    if solver_alone && (!report.anomalies.is_empty() || !report.not.is_empty()) {
+        report.notes.push(
+            "values repeat, so inference's findings were set aside: the exact solver decided"
+                .to_string(),
+        );
+        report.anomalies.clear();
+        report.anomaly_types.clear();
+        report.not.clear();
+        report.also_not.clear();
+        report.valid = Validity::Unknown;
+    }
     let ruled_out = |l: &solver::Level| {
         report.not.iter().chain(&report.also_not).any(|m| {
             let f = model::friendly_name(m);
             f == l.name() || (f == "strong-serializable" && *l == solver::Level::StrictSerializable)
         })
     };
-    let open: Vec<solver::Level> = levels.iter().copied().filter(|l| !ruled_out(l)).collect();
+    let open: Vec<solver::Level> = levels
+        .iter()
+        .copied()
+        .filter(|l| (repeated && !assumptions) || !ruled_out(l))
+        .collect();
     let limits = solver::Limits {
         time_ms: options.solver_timeout_ms,
         ..solver::Limits::default()
@@ -739,7 +766,9 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
         }
     }
     let exact = solver::overall(&verdicts);
-    report.valid = if report.valid == Validity::False || exact == Validity::False {
+    report.valid = if solver_alone {
+        exact
+    } else if report.valid == Validity::False || exact == Validity::False {
         Validity::False
     } else if others.is_empty() && exact_all {
         // Every requested model was decided here: inference's "unknown"
@@ -754,6 +783,12 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
     } else {
         Validity::Unknown
     };
+    if solver_alone {
+        report.notes.retain(|n| !n.starts_with("unknown:"));
+        report
+            .anomaly_types
+            .retain(|t| t.as_str() != model::anomaly::EMPTY_TRANSACTION_GRAPH);
+    }
     for k in report.anomalies.keys() {
         if !report.anomaly_types.contains(k) {
             report.anomaly_types.push(k.clone());
@@ -957,11 +992,17 @@ pub fn render_report(h: &History, r: &Report, name: &str) -> String {
         s.push_str(&format!("Note: {note}\n"));
     }
     for w in r.witness.iter().flatten() {
-        s.push_str(&format!(
-            "Witness for {}: op indices in order {}\n",
-            w.model,
-            w.to_json(h)["order"]
-        ));
+        let j = w.to_json(h);
+        match &w.snapshots {
+            None => s.push_str(&format!(
+                "Witness for {}: op indices in order {}\n",
+                w.model, j["order"]
+            )),
+            Some(_) => s.push_str(&format!(
+                "Witness for {}: op indices in commit order {}; each one's snapshot holds this many of the commits before it: {}\n",
+                w.model, j["order"], j["snapshots"]
+            )),
+        }
     }
     for (kind, fs) in &r.anomalies {
         s.push_str(&format!("\n== {kind} ({} found)\n", fs.len()));

@@ -75,6 +75,17 @@ fn show(h: &History, v: Ver) -> String {
     }
 }
 
+/// True when some key is written the same value more than once (by any
+/// transactions, or twice by one): a value then does not name its write,
+/// and Elle-style inference is no longer sound.
+pub fn has_repeated_values(h: &History) -> bool {
+    let mut seen: rustc_hash::FxHashSet<(KeyId, Ver)> = rustc_hash::FxHashSet::default();
+    h.mops
+        .iter()
+        .filter(|m| m.kind == MopKind::Write)
+        .any(|m| !seen.insert((m.key, write_ver(m.value))))
+}
+
 /// Extracts the facts, or the first contradiction found.
 pub fn extract(h: &History) -> Result<Facts, Contradiction> {
     let nk = h.keys.len();

@@ -23,6 +23,15 @@ use std::time::Instant;
 
 const NONE: u32 = u32::MAX;
 
+/// The SAT solver and its theory, kept across rounds.
+struct Inc {
+    sat: batsat::Solver<Deadline>,
+    th: Acyclic,
+    /// Variables and clauses already given to `sat`.
+    vars: usize,
+    clauses: usize,
+}
+
 /// Why an order edge holds: for explanations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Why {
@@ -91,6 +100,7 @@ pub struct Search<'a> {
     asked: FxHashSet<(u32, u32, u32)>,
     /// The last model's values, for phases.
     val: Vec<bool>,
+    inc: Option<Inc>,
     pub rounds: u32,
 }
 
@@ -121,6 +131,7 @@ impl<'a> Search<'a> {
             reads_of: vec![Vec::new(); n as usize],
             asked: FxHashSet::default(),
             val: Vec::new(),
+            inc: None,
             rounds: 0,
         };
         for (t, txn) in h.txns.iter().enumerate() {
@@ -296,80 +307,98 @@ impl<'a> Search<'a> {
         }
     }
 
-    /// One SAT call over every clause so far: a topological order of the
-    /// graph the model induces, or the end of the search.
-    fn solve(&mut self, order: &[u32]) -> Result<Vec<u32>, Found> {
-        let mut sat = batsat::Solver::new(
-            batsat::SolverOpts::default(),
-            Deadline::new(self.start, self.limits.time_ms),
-        );
-        let lits: Vec<Lit> = (0..self.vars.len())
-            .map(|v| {
-                let pol = if self.val[v] {
-                    lbool::TRUE
-                } else {
-                    lbool::FALSE
-                };
-                Lit::new(sat.new_var(pol, true), true)
-            })
-            .collect();
-        let mut ok = true;
-        let mut cl: Vec<Lit> = Vec::new();
-        for c in &self.clauses {
-            cl.clear();
-            cl.extend(c.iter().map(|&(v, pos)| {
-                if pos {
-                    lits[v as usize]
-                } else {
-                    !lits[v as usize]
+    /// The edges variable `v` adds when true.
+    fn var_edges(&self, v: usize, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        match self.vars[v] {
+            Var::Saw { read, cand } => {
+                let r = &self.facts.reads[read as usize];
+                let w = r.cands[cand as usize];
+                if w != INIT {
+                    out.push(self.wr_edge(w, r.txn));
                 }
-            }));
-            ok &= sat.add_clause_reuse(&mut cl);
+            }
+            Var::Edge { from, to, .. } => out.push((from, to)),
+            Var::Committed => {}
         }
-        let mut off = vec![0u32];
-        let mut flat: Vec<(u32, u32)> = Vec::new();
-        for v in &self.vars {
-            match *v {
-                Var::Saw { read, cand } => {
-                    let r = &self.facts.reads[read as usize];
-                    let w = r.cands[cand as usize];
-                    if w != INIT {
-                        flat.push(self.wr_edge(w, r.txn));
+    }
+
+    /// One SAT call over every clause so far, on one solver that grows
+    /// between rounds (learnt clauses and the theory's order carry over):
+    /// a topological order of the graph the model induces, or the end.
+    fn solve(&mut self, order: &[u32]) -> Result<Vec<u32>, Found> {
+        let mut inc = match self.inc.take() {
+            Some(i) => i,
+            None => {
+                let sat = batsat::Solver::new(
+                    batsat::SolverOpts::default(),
+                    Deadline::new(self.start, self.limits.time_ms),
+                );
+                let mut th = Acyclic::new(
+                    order,
+                    vec![0],
+                    Vec::new(),
+                    Vec::new(),
+                    self.limits.reorder_limit,
+                );
+                for &(a, b, _) in &self.forced {
+                    if th.dag.add(a, b, FORCED).is_err() {
+                        return Err(self.forced_cycle());
                     }
                 }
-                Var::Edge { from, to, .. } => flat.push((from, to)),
-                Var::Committed => {}
+                Inc {
+                    sat,
+                    th,
+                    vars: 0,
+                    clauses: 0,
+                }
             }
-            off.push(flat.len() as u32);
+        };
+        let mut buf = Vec::new();
+        for v in inc.vars..self.vars.len() {
+            let pol = if self.val[v] {
+                lbool::TRUE
+            } else {
+                lbool::FALSE
+            };
+            let sv = inc.sat.new_var(pol, true);
+            debug_assert_eq!(sv.idx() as usize, v);
+            self.var_edges(v, &mut buf);
+            inc.th.push_var(&buf, v as u32);
         }
-        let ids = (0..self.vars.len() as u32).collect();
-        let mut th = Acyclic::new(order, off, flat, ids, self.limits.reorder_limit);
-        for &(a, b, _) in &self.forced {
-            if th.dag.add(a, b, FORCED).is_err() {
-                return Err(self.forced_cycle());
-            }
+        inc.vars = self.vars.len();
+        let lit = |v: u32, pos: bool| Lit::new(batsat::Var::unsafe_from_idx(v), pos);
+        let mut ok = true;
+        let mut cl: Vec<Lit> = Vec::new();
+        for c in &self.clauses[inc.clauses..] {
+            cl.clear();
+            cl.extend(c.iter().map(|&(v, pos)| lit(v, pos)));
+            ok &= inc.sat.add_clause_reuse(&mut cl);
         }
+        inc.clauses = self.clauses.len();
         if !ok {
             return Err(self.unsat(&[]));
         }
-        let r = sat.solve_limited_th(&mut th, &[]);
-        if r == lbool::TRUE {
-            let model = sat.get_model();
+        let r = inc.sat.solve_limited_th(&mut inc.th, &[]);
+        let out = if r == lbool::TRUE {
+            let model = inc.sat.get_model();
             for (v, x) in self.val.iter_mut().enumerate() {
                 *x = model[v] == lbool::TRUE;
             }
-            Ok(th.dag.order().to_vec())
+            Ok(inc.th.dag.order().to_vec())
         } else if r == lbool::FALSE {
-            let cycles = std::mem::take(&mut th.cycles);
+            let cycles = std::mem::take(&mut inc.th.cycles);
             Err(self.unsat(&cycles))
         } else {
             Err(Found::Unknown(format!(
                 "search stopped at the time limit ({} ms) after {} rounds and {} conflicts, without an answer",
                 self.limits.time_ms,
                 self.rounds,
-                sat.num_conflicts()
+                inc.sat.num_conflicts()
             )))
-        }
+        };
+        self.inc = Some(inc);
+        out
     }
 
     /// The model's graph in an order that follows the history where it can

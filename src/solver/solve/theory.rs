@@ -75,6 +75,14 @@ impl Acyclic {
         }
     }
 
+    /// Gives the next solver variable (created after [`Acyclic::new`], in
+    /// order) its edges, for a solver that grows between calls.
+    pub(crate) fn push_var(&mut self, edges: &[(u32, u32)], id: u32) {
+        self.flat.extend_from_slice(edges);
+        self.off.push(self.flat.len() as u32);
+        self.from_sat.push(id);
+    }
+
     /// Adds the edges of the newly true literals; raises a conflict on the
     /// first cycle.
     fn check(&mut self, acts: &mut TheoryArg) {
