@@ -432,7 +432,7 @@ impl<'a> Search<'a> {
             let txn = &h.txns[t as usize];
             let inv = txn.invoke_seq.unwrap_or(txn.index.max(0) as u64);
             let done = txn.complete_seq.unwrap_or(inv);
-            if si && v % 2 == 0 {
+            if si && v.is_multiple_of(2) {
                 2 * inv
             } else {
                 2 * done.max(inv) + 1
@@ -496,7 +496,7 @@ impl<'a> Search<'a> {
             if t >= n || !self.is_committed(t) {
                 continue;
             }
-            if v % 2 == 0 {
+            if v.is_multiple_of(2) {
                 snap[t as usize] = commits;
                 continue;
             }
