@@ -364,7 +364,7 @@ fn levels_share_what_they_imply() {
         "{t}"
     );
     assert!(
-        t.contains("Witness for snapshot-isolation: op indices in order ["),
+        t.contains("Witness for snapshot-isolation: op indices in commit order ["),
         "{t}"
     );
 }

@@ -320,7 +320,7 @@ fn ruled_out_by(d: &BTreeSet<String>) -> BTreeSet<Model> {
 /// A reason the duplicate-value solver found, as a finding that names its
 /// transactions (for pictures) and renders Elle-shaped detail on demand:
 /// `{"level", "ops", "keys", "explanation"}`.
-fn finding(level: Level, a: &DupAnomaly) -> Finding {
+pub(super) fn finding(level: Level, a: &DupAnomaly) -> Finding {
     Finding::of_txns(
         a.txns.clone(),
         Anomaly::new(

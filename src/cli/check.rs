@@ -91,10 +91,11 @@ pub struct CheckArgs {
     /// Results found when it is hit are lower bounds (reported as cycle-search-timeout).
     #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000)]
     pub cycle_search_timeout: u64,
-    /// Time limit of the duplicate-value solver (list-append histories whose
-    /// appended values repeat) and of the linearizability search
-    /// (cas-register, mutex), in milliseconds per history; when it is hit
-    /// the verdict is unknown, with the reason.
+    /// Time limit of the exact solvers (rw-register histories at
+    /// serializable, strict-serializable, snapshot-isolation; list-append
+    /// histories whose appended values repeat) and of the linearizability
+    /// search (cas-register, mutex), in milliseconds per history and level;
+    /// when it is hit the verdict is unknown, with the reason.
     #[arg(long = "solver-timeout", default_value_t = 30_000)]
     pub solver_timeout: u64,
     /// Print the full result for each file as a JSON object (Elle's keys).
@@ -104,11 +105,18 @@ pub struct CheckArgs {
     /// explanation of every anomaly.
     #[arg(short = 'x', long, conflicts_with = "verbose")]
     pub explain: bool,
-    /// For list-append histories whose appended values repeat: print the
-    /// serial order (or snapshot-isolation commit order) that explains every
+    /// For each model the exact solvers decide (rw-register histories at
+    /// serializable, strict-serializable, snapshot-isolation; list-append
+    /// histories whose appended values repeat): print the serial order (or
+    /// snapshot-isolation commit order and snapshots) that explains every
     /// read, for each model that holds.
     #[arg(long)]
     pub witness: bool,
+    /// rw-register: Elle-style inference only, without the exact solver that
+    /// by default decides serializable, strict-serializable and
+    /// snapshot-isolation (for comparing with Elle).
+    #[arg(long = "inference-only")]
+    pub inference_only: bool,
     /// rw-register: writes follow reads within a transaction (a write after a
     /// read of the same key is a later version).
     #[arg(long = "wfr-keys")]
@@ -198,6 +206,7 @@ impl CheckArgs {
             linearizable_keys: self.linearizable_keys,
             realtime_versions: self.realtime_versions,
             transaction_order: None,
+            inference_only: self.inference_only,
         }
     }
 }

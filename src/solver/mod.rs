@@ -33,6 +33,7 @@
 pub mod dag;
 pub mod problem;
 pub mod read_committed;
+pub mod register;
 pub mod replay;
 pub mod sessions;
 pub mod snapshot;

@@ -131,5 +131,6 @@ pub fn model_defaults() -> isolde::models::Options {
             total_amount: Some(100),
         },
         group_size: 2,
+        ..Default::default()
     }
 }

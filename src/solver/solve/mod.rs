@@ -41,7 +41,7 @@ mod encode;
 mod explain;
 mod propagate;
 mod prune;
-mod theory;
+pub(crate) mod theory;
 
 use super::dag::{self, FORCED};
 use super::problem::{BinKind, KeyFacts};

@@ -9,12 +9,12 @@ use batsat::{Callbacks, Lit, Theory, TheoryArg};
 use std::time::Instant;
 
 /// Stops the SAT search at a deadline.
-pub(super) struct Deadline {
+pub(crate) struct Deadline {
     at: Instant,
 }
 
 impl Deadline {
-    pub(super) fn new(start: Instant, ms: u64) -> Self {
+    pub(crate) fn new(start: Instant, ms: u64) -> Self {
         Deadline {
             at: start + std::time::Duration::from_millis(ms),
         }
@@ -33,8 +33,8 @@ const MAX_REORDER_LIMIT: usize = 32_768;
 
 /// The acyclicity theory: each true literal adds its edges; an edge that
 /// would close a cycle raises the cycle's literals as a conflict clause.
-pub(super) struct Acyclic {
-    pub(super) dag: Dag,
+pub(crate) struct Acyclic {
+    pub(crate) dag: Dag,
     /// Edges of solver variable i: `flat[off[i]..off[i+1]]`.
     off: Vec<u32>,
     flat: Vec<(u32, u32)>,
@@ -48,14 +48,14 @@ pub(super) struct Acyclic {
     /// position of its literal). Checked when every literal is decided.
     pending: Vec<(u32, u32, u32, usize)>,
     /// A few cycles met, for explanations.
-    pub(super) cycles: Vec<Vec<(u32, u32, u32)>>,
+    pub(crate) cycles: Vec<Vec<(u32, u32, u32)>>,
 }
 
 impl Acyclic {
     /// Starts from `order` (a topological order of the forced graph) with
     /// no edges; `off`/`flat` list the edges of each solver variable, whose
     /// own ids `from_sat` gives.
-    pub(super) fn new(
+    pub(crate) fn new(
         order: &[u32],
         off: Vec<u32>,
         flat: Vec<(u32, u32)>,
@@ -73,6 +73,14 @@ impl Acyclic {
             pending: Vec::new(),
             cycles: Vec::new(),
         }
+    }
+
+    /// Gives the next solver variable (created after [`Acyclic::new`], in
+    /// order) its edges, for a solver that grows between calls.
+    pub(crate) fn push_var(&mut self, edges: &[(u32, u32)], id: u32) {
+        self.flat.extend_from_slice(edges);
+        self.off.push(self.flat.len() as u32);
+        self.from_sat.push(id);
     }
 
     /// Adds the edges of the newly true literals; raises a conflict on the
