@@ -147,7 +147,7 @@ fn saved_history_shows_mdev_26642() {
     let rc = check(path, Workload::RwRegister, &["read-committed"]);
     assert!(is_valid(&rc), "{:?}", rc.anomaly_types);
     let si = check(path, Workload::RwRegister, &["snapshot-isolation"]);
-    assert_eq!(types(&si), ["internal", "lost-update"]);
+    assert_eq!(types(&si), ["internal", "lost-update"], "{:?}", si.notes);
     let ruled_out: Vec<&str> = si
         .not
         .iter()

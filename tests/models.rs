@@ -373,8 +373,16 @@ fn cas_register_blames_the_op_knossos_blames() {
     let cases: &[(&str, i64, Option<i64>)] = &[
         ("knossos/cas-register/bad/bad-analysis.edn", 14, Some(11)),
         ("knossos/cas-register/bad/cas-failure.edn", 491, Some(478)),
-        ("knossos/cas-register/bad/rethink-fail-minimal.edn", 4, Some(1)),
-        ("knossos/cas-register/bad/rethink-fail-smaller.edn", 217, Some(183)),
+        (
+            "knossos/cas-register/bad/rethink-fail-minimal.edn",
+            4,
+            Some(1),
+        ),
+        (
+            "knossos/cas-register/bad/rethink-fail-smaller.edn",
+            217,
+            Some(183),
+        ),
     ];
     for (file, op, previous) in cases {
         let o = isolde(&["check", "--model", "cas-register", "-v", &data(file)]);
@@ -428,7 +436,11 @@ fn linearizability_input_errors_and_budget() {
         err.contains("invoked again while its call at line 1 is still open"),
         "{err}"
     );
-    let o = isolde(&["-m", "mutex", &data("knossos/cas-register/bad/bad-analysis.edn")]);
+    let o = isolde(&[
+        "-m",
+        "mutex",
+        &data("knossos/cas-register/bad/bad-analysis.edn"),
+    ]);
     assert_eq!(o.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected :f to be acquire or release"));
     // Twelve concurrent writes then an impossible read: no linearization;

@@ -21,9 +21,9 @@
 //! Anything neither proves nor rules out is `unknown`, with the reason.
 
 use super::{CheckOptions, Finding, Report, Validity, Witness};
+use crate::anomaly::{Anomaly, AnomalyKind, Record};
 use crate::model::{self, Model};
 use crate::solver::{self, DupAnomaly, DupVerdict, Level};
-use crate::anomaly::{Anomaly, AnomalyKind, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Anomalies a list-append history can show besides cycles (the cycle

@@ -595,7 +595,10 @@ fn exact_levels(options: &CheckOptions) -> (Vec<solver::Level>, Vec<String>) {
         } else {
             friendly
         };
-        match solver::Level::from_name(name) {
+        // The register solver decides serializable, strict serializable and
+        // snapshot isolation (`Level::ALL`); read committed is the
+        // list-append duplicate-value solver's only.
+        match solver::Level::from_name(name).filter(|l| solver::Level::ALL.contains(l)) {
             Some(l) if !levels.contains(&l) => levels.push(l),
             Some(_) => {}
             None => others.push(m.clone()),
@@ -614,29 +617,17 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
     if levels.is_empty() {
         return report;
     }
-    // Inference is sound when values are unique and it assumes nothing of
-    // the database; with repeated values it can raise false alarms, so
-    // then the solver decides every level (and alone, when only these
-    // levels are asked for). Assumptions the user asked for (`--wfr-keys`,
-    // ...) stay with inference: a level they rule out stays ruled out.
+    // Inference is sound, repeated values included (it skips what an
+    // ambiguous value leaves open), so a level it rules out stays ruled out
+    // with its Elle-style finding. With repeated values and no assumption
+    // flags (`--wfr-keys`, ...) the solver still decides every level, for a
+    // witness or its own reason.
     let assumptions = options.wfr_keys
         || options.sequential_keys
         || options.linearizable_keys
         || options.realtime_versions
         || options.transaction_order.is_some();
     let repeated = solver::register::facts::has_repeated_values(h);
-    let solver_alone = repeated && !assumptions && others.is_empty();
-    if solver_alone && (!report.anomalies.is_empty() || !report.not.is_empty()) {
-        report.notes.push(
-            "values repeat, so inference's findings were set aside: the exact solver decided"
-                .to_string(),
-        );
-        report.anomalies.clear();
-        report.anomaly_types.clear();
-        report.not.clear();
-        report.also_not.clear();
-        report.valid = Validity::Unknown;
-    }
     let ruled_out = |l: &solver::Level| {
         report.not.iter().chain(&report.also_not).any(|m| {
             let f = model::friendly_name(m);
@@ -662,9 +653,13 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
         ));
     }
     let mut said: Vec<String> = Vec::new();
+    // Kinds inference already reported (with Elle's detail) are not
+    // repeated in the solver's shape: its order-free contradictions
+    // (internal, G1a, ...) are the same facts.
+    let inferred: Vec<String> = report.anomalies.keys().cloned().collect();
     for v in &verdicts {
         let Some(a) = &v.anomaly else { continue };
-        if said.contains(&a.explanation) {
+        if said.contains(&a.explanation) || inferred.contains(&a.kind) {
             continue;
         }
         said.push(a.explanation.clone());
@@ -693,9 +688,7 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
         }
     }
     let exact = solver::overall(&verdicts);
-    report.valid = if solver_alone {
-        exact
-    } else if report.valid == Validity::False || exact == Validity::False {
+    report.valid = if report.valid == Validity::False || exact == Validity::False {
         Validity::False
     } else if others.is_empty() && exact_all {
         // Every requested model was decided here: inference's "unknown"
@@ -710,12 +703,6 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
     } else {
         Validity::Unknown
     };
-    if solver_alone {
-        report.notes.retain(|n| !n.starts_with("unknown:"));
-        report
-            .anomaly_types
-            .retain(|t| t.as_str() != model::anomaly::EMPTY_TRANSACTION_GRAPH);
-    }
     for k in report.anomalies.keys() {
         if !report.anomaly_types.contains(k) {
             report.anomaly_types.push(k.clone());

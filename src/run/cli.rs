@@ -829,15 +829,10 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     }
-    let r = match record(args) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("isolde: {e:#}");
-            return Ok(error_code(&e));
-        }
+    let (r, summary) = match record_to_check(args) {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
     };
-    print_warnings(&r);
-    let summary = summary(args, &r);
     // A run cut short by Ctrl-C is checked, but never exits 0.
     let stopped = |code: i32| {
         if r.interrupted {
@@ -846,15 +841,6 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             code
         }
     };
-    if let Some(why) = &r.aborted {
-        eprintln!("{summary}; not checked");
-        eprintln!("isolde: run aborted: the client broke the protocol: {why}");
-        return Ok(exit::USAGE);
-    }
-    if common.no_check {
-        eprintln!("{summary}; not checked");
-        return Ok(stopped(exit::VALID));
-    }
     let history = match crate::history::read::read_history_file(&r.path, None) {
         Ok(h) => h,
         Err(e) => {
@@ -918,6 +904,35 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     }))
 }
 
+/// Records the run and prints its warnings; the record and its summary
+/// line, or `Err` with the exit code when the run ends before any check
+/// (it failed, the client broke the protocol, or `--no-check`).
+fn record_to_check(args: &RunArgs) -> Result<(Recorded, String), i32> {
+    let r = match record(args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("isolde: {e:#}");
+            return Err(error_code(&e));
+        }
+    };
+    print_warnings(&r);
+    let summary = summary(args, &r);
+    if let Some(why) = &r.aborted {
+        eprintln!("{summary}; not checked");
+        eprintln!("isolde: run aborted: the client broke the protocol: {why}");
+        return Err(exit::USAGE);
+    }
+    if args.target.common().no_check {
+        eprintln!("{summary}; not checked");
+        return Err(if r.interrupted {
+            exit::INTERRUPTED
+        } else {
+            exit::VALID
+        });
+    }
+    Ok((r, summary))
+}
+
 /// `isolde run -w bank|counter|set|set-full|long-fork`: records as any run,
 /// then checks the history with the model's checker (`src/models/`), as
 /// `isolde check --model` would.
@@ -938,15 +953,11 @@ fn run_model_command(args: &RunArgs) -> anyhow::Result<i32> {
     if common.directory.is_some() {
         return refuse("-d (no HTML report for the model workloads; use -v or -x)");
     }
-    let r = match record(args) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("isolde: {e:#}");
-            return Ok(error_code(&e));
-        }
+    let (r, summary) = match record_to_check(args) {
+        Ok(x) => x,
+        Err(code) => return Ok(code),
     };
-    print_warnings(&r);
-    let summary = summary(args, &r);
+    // A run cut short by Ctrl-C is checked, but never exits 0.
     let stopped = |code: i32| {
         if r.interrupted {
             exit::INTERRUPTED
@@ -954,15 +965,6 @@ fn run_model_command(args: &RunArgs) -> anyhow::Result<i32> {
             code
         }
     };
-    if let Some(why) = &r.aborted {
-        eprintln!("{summary}; not checked");
-        eprintln!("isolde: run aborted: the client broke the protocol: {why}");
-        return Ok(exit::USAGE);
-    }
-    if common.no_check {
-        eprintln!("{summary}; not checked");
-        return Ok(stopped(exit::VALID));
-    }
     let checked = crate::models::read_ops_file(&r.path, None).and_then(|ops| {
         crate::models::check(model, &ops, &common.model_options()).map(|c| (ops, c))
     });

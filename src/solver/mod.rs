@@ -136,6 +136,29 @@ pub struct DupAnomaly {
     pub explanation: String,
 }
 
+/// `level` does not hold, for the solver's reason `f` (its first line
+/// is the verdict's reason).
+pub(crate) fn invalid_verdict(level: Level, f: DupAnomaly) -> DupVerdict {
+    let mut v = verdict(
+        level,
+        Validity::False,
+        f.explanation.lines().next().unwrap_or("").to_string(),
+    );
+    v.anomaly = Some(f);
+    v
+}
+
+impl From<problem::Contradiction> for DupAnomaly {
+    fn from(c: problem::Contradiction) -> Self {
+        DupAnomaly {
+            kind: c.kind.to_string(),
+            txns: c.txns,
+            keys: c.keys,
+            explanation: c.explanation,
+        }
+    }
+}
+
 /// The verdict for one level.
 #[derive(Clone, Debug)]
 pub struct DupVerdict {
@@ -173,7 +196,7 @@ pub fn check_duplicates(h: &History, level: Level, limits: &Limits) -> DupVerdic
     v
 }
 
-fn verdict(level: Level, valid: Validity, reason: String) -> DupVerdict {
+pub(crate) fn verdict(level: Level, valid: Validity, reason: String) -> DupVerdict {
     DupVerdict {
         level,
         valid,
@@ -195,12 +218,7 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
         Ok(k) => k,
         Err(problem::Extract::Contradiction(c)) => {
             let mut v = verdict(level, Validity::False, c.explanation.clone());
-            v.anomaly = Some(DupAnomaly {
-                kind: c.kind.to_string(),
-                txns: c.txns,
-                keys: c.keys,
-                explanation: c.explanation,
-            });
+            v.anomaly = Some(c.into());
             return v;
         }
         Err(problem::Extract::Limit(m)) | Err(problem::Extract::NotListAppend(m)) => {
@@ -257,15 +275,7 @@ fn solver_verdict(h: &History, level: Level, out: solve::Outcome2) -> DupVerdict
                 .filter(|&t| committed[t as usize])
                 .collect(),
         ),
-        solve::Outcome2::Invalid(f) => {
-            let mut v = verdict(
-                level,
-                Validity::False,
-                f.explanation.lines().next().unwrap_or("").to_string(),
-            );
-            v.anomaly = Some(f);
-            v
-        }
+        solve::Outcome2::Invalid(f) => invalid_verdict(level, f),
         solve::Outcome2::Unknown(m) => verdict(level, Validity::Unknown, m),
     }
 }
@@ -469,11 +479,22 @@ fn witness_from(h: &History, level: Level, order: &[u32], committed: &[bool]) ->
 /// serializable ⇒ snapshot isolation; not serializable ⇒ not strict
 /// serializable.
 pub fn check_levels(h: &History, levels: &[Level], limits: &Limits) -> Vec<DupVerdict> {
-    let mut out: Vec<DupVerdict> = Vec::new();
+    share_levels(levels, |l| check_duplicates(h, l, limits))
+}
+
+/// Decides each of `levels` with `check`, sharing what implies what: a
+/// serializable witness is a snapshot-isolation one (each snapshot right
+/// after the previous commit), and a history that is not serializable is
+/// not strict serializable either.
+pub(crate) fn share_levels(
+    levels: &[Level],
+    check: impl Fn(Level) -> DupVerdict,
+) -> Vec<DupVerdict> {
     let ser = (levels.contains(&Level::Serializable) || levels.len() > 1)
-        .then(|| check_duplicates(h, Level::Serializable, limits));
-    for &l in levels {
-        let v = match (l, &ser) {
+        .then(|| check(Level::Serializable));
+    levels
+        .iter()
+        .map(|&l| match (l, &ser) {
             (Level::Serializable, Some(s)) => s.clone(),
             (Level::SnapshotIsolation, Some(s)) if s.valid == Validity::True => {
                 let mut v = s.clone();
@@ -488,11 +509,9 @@ pub fn check_levels(h: &History, levels: &[Level], limits: &Limits) -> Vec<DupVe
                 v.witness = None;
                 v
             }
-            _ => check_duplicates(h, l, limits),
-        };
-        out.push(v);
-    }
-    out
+            _ => check(l),
+        })
+        .collect()
 }
 
 /// Overall validity: false if any level failed, unknown if any is unknown.

@@ -11,7 +11,9 @@
 //! acyclic. A valid verdict carries a commit order, replayed by
 //! [`super::witness::check_read_committed`].
 
-use super::{problem, solve, verdict, witness, DupAnomaly, DupVerdict, Level, Limits};
+use super::{
+    invalid_verdict, problem, solve, verdict, witness, DupAnomaly, DupVerdict, Level, Limits,
+};
 use crate::history::{History, Outcome, TxnId};
 use crate::model::Validity;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -41,12 +43,7 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
                 c.explanation.clone()
             };
             let mut v = verdict(level, valid, reason);
-            v.anomaly = Some(DupAnomaly {
-                kind: c.kind.to_string(),
-                txns: c.txns,
-                keys: c.keys,
-                explanation: c.explanation,
-            });
+            v.anomaly = Some(c.into());
             return v;
         }
         Err(problem::Extract::Limit(m)) | Err(problem::Extract::NotListAppend(m)) => {
@@ -81,15 +78,7 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
                 .filter(|&t| committed[t as usize])
                 .collect(),
         ),
-        solve::Outcome2::Invalid(f) => {
-            let mut v = verdict(
-                level,
-                Validity::False,
-                f.explanation.lines().next().unwrap_or("").to_string(),
-            );
-            v.anomaly = Some(f);
-            v
-        }
+        solve::Outcome2::Invalid(f) => invalid_verdict(level, f),
         solve::Outcome2::Unknown(m) => verdict(level, Validity::Unknown, m),
     };
     v.stats = s.stats;

@@ -24,15 +24,9 @@ pub struct Read {
     pub cands: Vec<TxnId>,
 }
 
-/// A contradiction visible without any order.
-#[derive(Clone, Debug)]
-pub struct Contradiction {
-    /// Elle's name: `internal`, `G1a`, `G1b`, `future-read`, `garbage-read`.
-    pub kind: &'static str,
-    pub txns: Vec<TxnId>,
-    pub keys: Vec<KeyId>,
-    pub explanation: String,
-}
+/// A contradiction visible without any order (`internal`, `G1a`, `G1b`,
+/// `future-read`, `garbage-read`): the list-append solver's type.
+pub use crate::solver::problem::Contradiction;
 
 pub struct Facts {
     /// Writers per key: (transaction, version of its last write), `ok` and

@@ -39,24 +39,11 @@ pub mod facts;
 pub mod search;
 pub mod witness;
 
-use super::{DupAnomaly, DupVerdict, Level, Limits, Stats};
+use super::{verdict, DupAnomaly, DupVerdict, Level, Limits};
 use crate::history::{History, KeyId, TxnId};
 use crate::model::Validity;
 use search::{Found, Search, Why};
 use std::time::Instant;
-
-fn verdict(level: Level, valid: Validity, reason: String) -> DupVerdict {
-    DupVerdict {
-        level,
-        valid,
-        reason,
-        anomaly: None,
-        witness: None,
-        snapshots: None,
-        stats: Stats::default(),
-        elapsed_ms: 0.0,
-    }
-}
 
 /// Decides `level` for a register history.
 pub fn check(h: &History, level: Level, limits: &Limits) -> DupVerdict {
@@ -66,32 +53,10 @@ pub fn check(h: &History, level: Level, limits: &Limits) -> DupVerdict {
     v
 }
 
-/// Decides each of `levels`, sharing what implies what: a serializable
-/// witness is a snapshot-isolation one (each snapshot right after the
-/// previous commit), and a history that is not serializable is not strict
-/// serializable either.
+/// Decides each of `levels`, sharing what implies what
+/// ([`super::share_levels`]).
 pub fn check_levels(h: &History, levels: &[Level], limits: &Limits) -> Vec<DupVerdict> {
-    let ser = (levels.contains(&Level::Serializable) || levels.len() > 1)
-        .then(|| check(h, Level::Serializable, limits));
-    levels
-        .iter()
-        .map(|&l| match (l, &ser) {
-            (Level::Serializable, Some(s)) => s.clone(),
-            (Level::SnapshotIsolation, Some(s)) if s.valid == Validity::True => {
-                let mut v = s.clone();
-                v.level = l;
-                v.reason = format!("serializable, hence snapshot-isolated: {}", s.reason);
-                v.snapshots = s.witness.as_ref().map(|w| (0..w.len() as u32).collect());
-                v
-            }
-            (Level::StrictSerializable, Some(s)) if s.valid == Validity::False => {
-                let mut v = s.clone();
-                v.level = l;
-                v
-            }
-            _ => check(h, l, limits),
-        })
-        .collect()
+    super::share_levels(levels, |l| check(h, l, limits))
 }
 
 fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict {
@@ -99,12 +64,7 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
         Ok(f) => f,
         Err(c) => {
             let mut v = verdict(level, Validity::False, c.explanation.clone());
-            v.anomaly = Some(DupAnomaly {
-                kind: c.kind.to_string(),
-                txns: c.txns,
-                keys: c.keys,
-                explanation: c.explanation,
-            });
+            v.anomaly = Some(c.into());
             return v;
         }
     };

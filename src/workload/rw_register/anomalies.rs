@@ -221,9 +221,9 @@ pub(crate) fn lost_updates(rr: &RwRegister<'_>, amb: &Ambiguity) -> Vec<Anomaly>
     let mut order: Vec<(KeyId, Ver)> = Vec::new();
     let mut reads: FxHashMap<KeyId, Ver> = FxHashMap::default();
     let mut wrote: Vec<KeyId> = Vec::new();
-    // Keys the transaction wrote so far: a read after its own write shows
-    // that write, not a version it found (Elle's external reads).
-    let mut own: Vec<KeyId> = Vec::new();
+    // The transaction's own last write of each key so far: a read that
+    // returns it shows that write, not a version the transaction found.
+    let mut own: FxHashMap<KeyId, Ver> = FxHashMap::default();
     for t in committed(h) {
         let mops = h.mops(t);
         if mops.len() < 2 {
@@ -235,17 +235,14 @@ pub(crate) fn lost_updates(rr: &RwRegister<'_>, amb: &Ambiguity) -> Vec<Anomaly>
         for m in mops {
             match m.kind {
                 MopKind::Read => {
-                    if own.contains(&m.key) {
-                        continue;
-                    }
                     if let Some(v) = read_ver(h, m.value) {
-                        reads.entry(m.key).or_insert(v);
+                        if own.get(&m.key) != Some(&v) {
+                            reads.entry(m.key).or_insert(v);
+                        }
                     }
                 }
                 MopKind::Write => {
-                    if !own.contains(&m.key) {
-                        own.push(m.key);
-                    }
+                    own.insert(m.key, write_ver(m.value));
                     let Some(&v) = reads.get(&m.key) else {
                         continue;
                     };
