@@ -1,5 +1,5 @@
 //! Inference: the only workload-specific stage. Each workload turns a
-//! [`History`] into dependency edges, non-cycle anomalies, and can later
+//! [`History`](crate::history::History) into dependency edges, non-cycle anomalies, and can later
 //! explain any edge it produced.
 
 pub mod fit;

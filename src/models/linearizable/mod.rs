@@ -64,7 +64,7 @@ pub struct Failure {
     /// Position in the ops of the last `:ok` completion before its return.
     pub previous_ok: Option<usize>,
     /// Configurations of the linearizable prefix just before its return, at
-    /// most [`MAX_CONFIGS`].
+    /// most `MAX_CONFIGS` (16).
     pub configs: Vec<Config>,
     /// Whether there were more configurations than those.
     pub more_configs: bool,
