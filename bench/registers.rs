@@ -33,6 +33,12 @@ fn peak_rss_mb() -> String {
 }
 
 fn main() {
+    // `cargo test --all-targets` runs bench targets too, without `--bench`:
+    // the benchmark takes minutes, so it runs only when asked for.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("registers benchmark: run it with `cargo bench --bench registers`");
+        return;
+    }
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
