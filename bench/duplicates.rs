@@ -10,7 +10,7 @@
 
 // The duplicate-value history generator shared by tests and benchmarks.
 #[allow(dead_code)]
-#[path = "../tests/support/duplicates_gen.rs"]
+#[path = "../tests/it/support/duplicates_gen.rs"]
 mod duplicates_gen;
 
 use duplicates_gen::{generate, Db, Params};

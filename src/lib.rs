@@ -73,7 +73,7 @@ pub mod workload;
 
 // Unit tests find Elle's histories with the integration tests' locator.
 #[cfg(test)]
-#[path = "../tests/support/corpus.rs"]
+#[path = "../tests/it/support/corpus.rs"]
 mod corpus;
 
 /// Checks a history against [`CheckOptions`]: the one entry point of the

@@ -1,5 +1,5 @@
 //! Fuzz entry points, one per cargo-fuzz target, shared with
-//! `tests/fuzz_corpus.rs` (which replays every file of `fuzz/corpus` and
+//! `tests/it/fuzz_corpus.rs` (which replays every file of `fuzz/corpus` and
 //! `fuzz/artifacts` through them) so that CI runs the same code
 //! deterministically.
 //!
@@ -25,7 +25,7 @@ use std::io::{self, Read};
 
 /// Largest input the check targets look at. They fuzz inference and search
 /// on small histories; how the search copes with size is what
-/// tests/adversarial.rs is for.
+/// tests/it/adversarial.rs is for.
 pub const MAX_CHECK_INPUT: usize = 4096;
 
 /// `fuzz_targets/read_edn.rs`: Jepsen's EDN reader.

@@ -167,7 +167,7 @@ pub(crate) fn view_serializability(
     if !c.blind_write {
         // Every view-serializable schedule that is not conflict serializable
         // has a blind write (Silberschatz, Korth & Sudarshan, on view
-        // serializability); tests/schedule_props.rs checks it by brute force.
+        // serializability); tests/it/schedule_props.rs checks it by brute force.
         return no(
             "not conflict-serializable and no blind writes, hence not view-serializable".into(),
         );

@@ -3,9 +3,6 @@
 
 // The duplicate-value history generator shared by tests and benchmarks.
 #[allow(dead_code)]
-#[path = "support/duplicates_gen.rs"]
-mod duplicates_gen;
-
 use isolde::check::{check_history, render_report, CheckOptions};
 use isolde::history::read::read_history;
 use isolde::history::History;
@@ -435,7 +432,7 @@ fn witnesses_are_replayed_independently() {
 
 #[test]
 fn generated_histories_are_deterministic_and_replay_their_truth() {
-    use crate::duplicates_gen::{generate, generate_with_truth, Db, Params};
+    use crate::support::duplicates_gen::{generate, generate_with_truth, Db, Params};
     let p = Params {
         txns: 300,
         sessions: 10,

@@ -15,7 +15,7 @@
 //! `PROPTEST_CASES=N` scales the sample.
 
 #[allow(dead_code)]
-mod oracle;
+use crate::support::oracle;
 
 use isolde::check::{check_history, CheckOptions};
 use isolde::graph::{

@@ -4,7 +4,7 @@
 //! regressions) goes through the same entry point the cargo-fuzz target
 //! calls (`fuzz/src/lib.rs`). None may panic; typed errors are fine.
 
-#[path = "../fuzz/src/lib.rs"]
+#[path = "../../fuzz/src/lib.rs"]
 mod entry;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

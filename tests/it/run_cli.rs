@@ -4,7 +4,7 @@
 //! 127.0.0.1:5432 and MariaDB on 127.0.0.1:3306 (under CI=true they fail when
 //! a server is down; elsewhere they skip).
 
-mod run_support;
+use crate::support::run_support;
 
 use run_support::{server_up, temp_path};
 use std::net::TcpListener;

@@ -4,7 +4,7 @@
 
 #![cfg(feature = "run-mysql")]
 
-mod run_support;
+use crate::support::run_support;
 
 use isolde::check::Validity;
 use isolde::check::Workload;

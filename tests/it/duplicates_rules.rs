@@ -3,8 +3,7 @@
 
 // The duplicate-value history generator shared by tests and benchmarks.
 #[allow(dead_code)]
-#[path = "support/duplicates_gen.rs"]
-mod duplicates_gen;
+use crate::support::duplicates_gen;
 
 use duplicates_gen::{generate, generate_with_truth, Db, Params};
 use isolde::history::read::read_history;

@@ -1,7 +1,7 @@
 //! Outcome classification of database errors, the exec protocol, and the
 //! SQLite target end to end (no server needed).
 
-mod run_support;
+use crate::support::run_support;
 
 use isolde::history::Outcome;
 use isolde::run::client::{parse_list, Completion};

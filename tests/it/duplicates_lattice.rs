@@ -13,7 +13,7 @@
 //! scales the sample.
 
 #[allow(dead_code)]
-mod oracle;
+use crate::support::oracle;
 
 use isolde::check::{check_history, CheckOptions, Report, Validity};
 use isolde::history::read::read_history;

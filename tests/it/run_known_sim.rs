@@ -2,7 +2,7 @@
 //! each level holds at its own model and fails the next stronger one; each
 //! bug shows the anomaly it plants.
 
-mod run_support;
+use crate::support::run_support;
 
 use isolde::check::Workload;
 use run_support::{check, eventually, is_valid, run};

@@ -2,8 +2,7 @@
 //! ../shared/conformance/rw-register): Elle runs its wr-graph analyzer
 //! alone, so a case is invalid exactly when the wr edges alone form a cycle.
 
-#[path = "support/corpus.rs"]
-mod corpus;
+use crate::support::corpus;
 
 use isolde::graph::{sccs, GraphBuilder, Rels};
 use isolde::history::read::read_history_file;

@@ -1,7 +1,7 @@
 //! The simulated database: each isolation level's textbook behaviour on
 //! scripted interleavings, and whole runs (determinism, no lost appends).
 
-mod run_support;
+use crate::support::run_support;
 
 use isolde::run::sim::{Sim, SimBug, SimLevel, SimTxn, Step};
 use isolde::run::{Mop, ReadValue, WorkloadKind};

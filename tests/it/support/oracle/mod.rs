@@ -11,6 +11,7 @@
 //! orders that stops extending an order as soon as one read disagrees.
 
 pub mod gen;
+pub mod register;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -636,7 +637,7 @@ fn naive_order_ok(h: &Hist, model: Model, order: &[usize]) -> bool {
 /// different states (an internal anomaly, which read committed allows).
 /// `None` when some `ok` read does not end with its transaction's own
 /// earlier appends (not modelled).
-#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 pub fn read_committed(h: &Hist) -> Option<bool> {
     if hides_own_appends(h) {
         return None;
@@ -670,13 +671,13 @@ pub fn read_committed(h: &Hist) -> Option<bool> {
 
 /// Read atomic as the lattice has it: read committed, and no internal
 /// anomaly (future reads are G1c already).
-#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 pub fn read_atomic(h: &Hist) -> bool {
     !has_internal(h) && read_committed(h) == Some(true)
 }
 
 /// An `ok` read that does not end with its transaction's earlier appends.
-#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 fn hides_own_appends(h: &Hist) -> bool {
     h.txns.iter().filter(|t| t.outcome == Outcome::Ok).any(|t| {
         let mut own: Vec<Vec<u32>> = vec![Vec::new(); h.keys];
@@ -690,7 +691,7 @@ fn hides_own_appends(h: &Hist) -> bool {
     })
 }
 
-#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 fn block(t: &Txn, k: usize) -> impl Iterator<Item = u32> + '_ {
     t.mops.iter().filter_map(move |m| match m {
         Mop::Append(k2, v) if *k2 == k => Some(*v),
@@ -701,7 +702,7 @@ fn block(t: &Txn, k: usize) -> impl Iterator<Item = u32> + '_ {
 /// An `ok` transaction whose read of a key does not end with its own
 /// earlier appends to it, or whose reads of a key see two different states
 /// of the others' appends.
-#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 fn has_internal(h: &Hist) -> bool {
     h.txns.iter().filter(|t| t.outcome == Outcome::Ok).any(|t| {
         let mut own: Vec<Vec<u32>> = vec![Vec::new(); h.keys];
@@ -728,7 +729,7 @@ fn has_internal(h: &Hist) -> bool {
 
 /// Tries every permutation of each key's writers (keys from `k` on), then
 /// checks the choice.
-#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 fn rc_orders(h: &Hist, orders: &mut Vec<Vec<usize>>, k: usize, writers: &[Vec<usize>]) -> bool {
     if k == h.keys {
         return rc_choice_ok(h, orders, writers);
@@ -738,7 +739,7 @@ fn rc_orders(h: &Hist, orders: &mut Vec<Vec<usize>>, k: usize, writers: &[Vec<us
     })
 }
 
-#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 fn permute(
     orders: &mut Vec<Vec<usize>>,
     k: usize,
@@ -759,7 +760,7 @@ fn permute(
     false
 }
 
-#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 fn rc_choice_ok(h: &Hist, orders: &[Vec<usize>], writers: &[Vec<usize>]) -> bool {
     let n = h.txns.len();
     let _ = writers;
@@ -806,7 +807,7 @@ fn rc_choice_ok(h: &Hist, orders: &[Vec<usize>], writers: &[Vec<usize>]) -> bool
 }
 
 /// Kahn's algorithm; a self-loop is a cycle.
-#[allow(dead_code)] // used by tests/duplicates_lattice.rs only
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 fn acyclic(n: usize, edges: &[(usize, usize)]) -> bool {
     let mut indeg = vec![0usize; n];
     for &(_, b) in edges {

@@ -182,7 +182,7 @@ fn duplicates_draw_values_from_the_domain() {
 }
 
 /// Register writes draw from the domain too, so two transactions write the
-/// same value to a key (what MDEV-26642 needs; tests/mariadb_duplicates.rs).
+/// same value to a key (what MDEV-26642 needs; tests/it/mariadb_duplicates.rs).
 #[test]
 fn register_duplicates_repeat_across_transactions() {
     let o = GenOptions {

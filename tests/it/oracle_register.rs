@@ -1,5 +1,5 @@
 //! The exact register solver (`isolde::solver::register`) against an
-//! exhaustive oracle (tests/oracle/register.rs), on thousands of random
+//! exhaustive oracle (tests/it/support/oracle/register.rs), on thousands of random
 //! small histories at each level: with and without repeated values, with
 //! `info` and `fail` transactions, from serial, snapshot and read-committed
 //! executions, some reads corrupted. No false alarm, no miss, no unknown;
@@ -8,8 +8,7 @@
 //! `PROPTEST_CASES=N` scales the properties; failures print the shrunk
 //! spec and its history as EDN.
 
-#[path = "oracle/register.rs"]
-mod oracle;
+use crate::support::oracle::register as oracle;
 
 use isolde::check::{check_history, CheckOptions, Validity, Workload};
 use isolde::history::read::read_history;

@@ -7,7 +7,7 @@
 //! down; elsewhere they skip). Each runs in a database of its own, so that
 //! the table the run creates is the only one there and the test can lock it.
 
-mod run_support;
+use crate::support::run_support;
 
 use isolde::check::Workload;
 use isolde::history::Outcome;

@@ -12,8 +12,7 @@
 
 // The duplicate-value history generator shared by tests and benchmarks.
 #[allow(dead_code)]
-#[path = "support/duplicates_gen.rs"]
-mod duplicates_gen;
+use crate::support::duplicates_gen;
 
 use duplicates_gen::{generate, Db, Params};
 use isolde::history::read::read_history;
@@ -315,7 +314,7 @@ fn run_gen(level: Level, cases: u64, seed0: u64, limits: &Limits, strip: bool) {
             Level::Serializable => oracle_serial(&h, false),
             Level::StrictSerializable => oracle_serial(&h, true),
             Level::SnapshotIsolation => oracle_si(&h),
-            Level::ReadCommitted => unreachable!("read committed: tests/duplicates_lattice.rs"),
+            Level::ReadCommitted => unreachable!("read committed: tests/it/duplicates_lattice.rs"),
         };
         let v = check_duplicates(&h, level, limits);
         let got = match v.valid {

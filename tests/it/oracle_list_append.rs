@@ -1,4 +1,4 @@
-//! isolde's list-append checker against an exhaustive oracle (tests/oracle).
+//! isolde's list-append checker against an exhaustive oracle (tests/it/support/oracle).
 //!
 //! Properties, on thousands of random small histories each:
 //! - no false alarm: whenever isolde says `false` for serializable, strict
@@ -21,7 +21,7 @@
 //! `PROPTEST_CASES=N` scales every property; `PROPTEST_RNG_SEED` fixes the
 //! seed. Failures print the shrunk spec and its history as EDN.
 
-mod oracle;
+use crate::support::oracle;
 
 use isolde::check::{check_history, CheckOptions, Report, Validity};
 use isolde::history::read::read_history;

@@ -15,7 +15,7 @@
 // Talks to MariaDB through the `mysql` crate, like `isolde run mysql`.
 #![cfg(feature = "run-mysql")]
 
-mod run_support;
+use crate::support::run_support;
 
 use isolde::check::{Report, Workload};
 use isolde::history::Outcome;

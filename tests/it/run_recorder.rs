@@ -1,7 +1,7 @@
 //! The recorder: whole lines, monotone index and time, readable after a
 //! crash at any point.
 
-mod run_support;
+use crate::support::run_support;
 
 use isolde::history::Outcome;
 use isolde::run::recorder::{Clock, Recorder};
@@ -134,7 +134,7 @@ fn killed_writer_leaves_only_whole_lines() {
     let path = run_support::temp_path("killed.jsonl");
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "killed_writer_leaves_only_whole_lines",
+            "run_recorder::killed_writer_leaves_only_whole_lines",
             "--exact",
             "--nocapture",
         ])

@@ -3,7 +3,7 @@
 //! reads, a correct database is valid, and each sim bug is caught by the
 //! model whose invariant it breaks.
 
-mod run_support;
+use crate::support::run_support;
 
 use isolde::check::Validity;
 use isolde::models::Model;

@@ -8,8 +8,7 @@
 //! depends on whether a wall-clock bound is hit; anomaly types that are isolde's own, such as
 //! `garbage-read`, are left out of the exact comparison of anomalies).
 
-#[path = "support/corpus.rs"]
-mod corpus;
+use crate::support::corpus;
 
 use isolde::check::{check_history, CheckOptions, Workload};
 use isolde::history::read::read_history_file;

@@ -1,6 +1,6 @@
 //! Benchmark (ignored by default): a generated 100k-transaction register
 //! history, checked end to end. Run with
-//! `cargo test --release --test rw_register_bench -- --ignored --nocapture`.
+//! `cargo test --release --test it rw_register_bench:: -- --ignored --nocapture`.
 //!
 //! The history imitates Elle's `wr-txns` generator against a strictly
 //! serializable database: 10 processes, 1-4 micro-ops per transaction, half

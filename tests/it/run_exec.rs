@@ -1,6 +1,6 @@
 //! `isolde run exec` with the Python SQLite client of examples/.
 
-mod run_support;
+use crate::support::run_support;
 
 use isolde::check::Workload;
 use run_support::{assert_complete, check, is_valid, python_available, run};
@@ -58,7 +58,7 @@ fn python_sqlite_client_is_strict_serializable() {
 
 /// A client that dies or answers `info` gives info outcomes, and the
 /// worker continues under a new process id with a fresh client. (A reply
-/// that breaks the protocol ends the run instead: tests/run_cli.rs.)
+/// that breaks the protocol ends the run instead: tests/it/run_cli.rs.)
 #[test]
 fn misbehaving_clients_are_info_and_replaced() {
     if !python_available() {
