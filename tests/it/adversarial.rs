@@ -150,7 +150,11 @@ fn isolde(args: &[&OsStr]) -> (std::process::Output, f64, Option<f64>) {
     let measured: Option<Vec<f64>> = String::from_utf8_lossy(&out.stderr)
         .lines()
         .find_map(|l| l.strip_prefix("ISOLDE-TIME "))
-        .map(|l| l.split_whitespace().filter_map(|x| x.parse().ok()).collect());
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        });
     let (secs, peak_mb) = match measured.as_deref() {
         Some(&[user, sys, kb]) => (user + sys, Some(kb / 1024.0)),
         _ => (wall, None),
