@@ -18,7 +18,7 @@ use calls::{Calls, Event};
 use search::{Budget, Ended};
 use serde_json::{json, Value};
 pub use spec::Object;
-use spec::{refusal, state_text, Action};
+use spec::{refusal, state_text, Action, INITIAL};
 
 /// Bounds of the search.
 #[derive(Clone, Debug)]
@@ -105,47 +105,41 @@ pub fn check(ops: &Ops, object: Object, options: &LinOptions) -> Result<LinResul
     Ok(LinResult { calls, verdict })
 }
 
-/// Whether the history cut after `calls.events[..len]` is linearizable
-/// (`None`: out of budget); the final state of one linearization.
-fn linearizable(calls: &Calls, len: usize, budget: &mut Budget) -> Option<Option<u32>> {
+fn decide(calls: &Calls, budget: &mut Budget) -> Verdict {
     let actions: Vec<Action> = calls.calls.iter().map(|c| c.action).collect();
-    let (events, finite) = calls.timeline(len);
+    let (events, finite) = calls.timeline(calls.events.len());
     let mut end = None;
-    match search::search(&actions, &events, finite, budget, |f| {
+    let blocked_at = match search::search(&actions, &events, finite, budget, |f| {
         end = Some(f.state);
         true
     }) {
-        Ended::Stopped => Some(end),
-        Ended::Exhausted => Some(None),
-        Ended::OutOfBudget => None,
-    }
-}
-
-fn decide(calls: &Calls, budget: &mut Budget) -> Verdict {
-    let cause = |b: &Budget| Verdict::Unknown {
-        cause: b.spent.clone().unwrap_or_default(),
+        Ended::OutOfBudget => {
+            return Verdict::Unknown {
+                cause: budget.spent.clone().unwrap_or_default(),
+            }
+        }
+        Ended::Stopped => {
+            return Verdict::Linearizable {
+                state: end.unwrap_or(INITIAL),
+            }
+        }
+        Ended::Exhausted { blocked_at } => blocked_at,
     };
-    match linearizable(calls, calls.events.len(), budget) {
-        None => return cause(budget),
-        Some(Some(state)) => return Verdict::Linearizable { state },
-        Some(None) => {}
-    }
-    // Not linearizable. The prefixes that are grow with the history, so a
-    // binary search over the :ok returns finds the first that cannot be.
+    // Not linearizable. The search got no configuration past the return of
+    // `call`, and some up to it: the history is linearizable up to just
+    // before that return (the longest linearizable prefix), and not with it.
     let rets: Vec<usize> = (0..calls.events.len())
         .filter(|&i| matches!(calls.events[i], Event::Return(_)))
         .collect();
-    let (mut lo, mut hi) = (0usize, rets.len());
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        match linearizable(calls, rets[mid - 1] + 1, budget) {
-            None => return Verdict::Not(None),
-            Some(Some(_)) => lo = mid,
-            Some(None) => hi = mid,
-        }
-    }
-    let Event::Return(call) = calls.events[rets[hi - 1]] else {
-        unreachable!("rets holds returns")
+    let Some(call) = blocked_at else {
+        return Verdict::Not(None);
+    };
+    let Some(hi) = rets
+        .iter()
+        .position(|&i| calls.events[i] == Event::Return(call))
+        .map(|p| p + 1)
+    else {
+        return Verdict::Not(None);
     };
     let previous_ok = (hi >= 2).then(|| {
         let Event::Return(c) = calls.events[rets[hi - 2]] else {
@@ -155,7 +149,6 @@ fn decide(calls: &Calls, budget: &mut Budget) -> Verdict {
     });
     // The configurations just before that return.
     let len = rets[hi - 1];
-    let actions: Vec<Action> = calls.calls.iter().map(|c| c.action).collect();
     let (events, finite) = calls.timeline(len);
     let invoked: Vec<u32> = events[..finite]
         .iter()

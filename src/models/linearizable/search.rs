@@ -12,7 +12,10 @@
 //! crashed ones left are those the linearization leaves out. Crashed calls
 //! that do the same thing are interchangeable, so of those invoked so far
 //! only the earliest not yet linearized may be: without this, every subset
-//! of them would be a configuration of its own.
+//! of them would be a configuration of its own. Beyond that, a configuration
+//! whose crashed calls include all those of one already seen with the same
+//! state and the same `:ok` calls linearized is pruned: it can reach nothing
+//! the smaller one cannot (see [`Memo`]).
 
 use super::calls::Event;
 use super::spec::{step, Action, INITIAL};
@@ -46,7 +49,12 @@ pub enum Ended {
     /// The visitor took a linearization and asked to stop.
     Stopped,
     /// Every configuration was explored (no linearization left to visit).
-    Exhausted,
+    Exhausted {
+        /// The call whose return the configurations got furthest to without
+        /// passing it: the history is linearizable up to just before that
+        /// return, and not with it (none if no return ever blocked).
+        blocked_at: Option<u32>,
+    },
     /// The budget ran out first ([`Budget::spent`] says which part).
     OutOfBudget,
 }
@@ -74,29 +82,208 @@ fn word(c: u32) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Configurations seen: bit sets stored flat in one arena, found by hash.
+/// Configurations seen. A configuration is the object's state and the set
+/// of linearized calls, split in two parts stored differently:
+///
+/// - calls that return in the history ("finite"), numbered in invocation
+///   order: every one below the lowest unlinearized one (the watermark) is
+///   linearized, so the watermark and the few linearized above it (calls
+///   concurrent with it) say which. A memo entry costs the history's
+///   concurrency, not its length.
+/// - crashed calls, as a bit set of their own. A configuration whose
+///   crashed calls include those of one seen with the same state and finite
+///   part is dominated by it and pruned: whatever follows the bigger set can
+///   follow the smaller one, the extra crashed calls never taking effect
+///   (a crashed call may take effect at most once, or never). This keeps a
+///   non-linearizable history with crashed writes from listing every subset
+///   of them that has taken effect.
 struct Memo {
-    width: usize,
-    arena: Vec<u64>,
-    states: Vec<u32>,
-    by_hash: rustc_hash::FxHashMap<u64, Vec<u32>>,
+    /// Words of a crashed-call bit set.
+    crash_width: usize,
+    /// The finite part's linearized calls above each entry's watermark.
+    above: Vec<u32>,
+    entries: Vec<Entry>,
+    /// The latest entry with each hash; the others chain through
+    /// [`Entry::next`].
+    by_hash: rustc_hash::FxHashMap<u64, u32>,
+    /// Words the entries' sets hold, all told.
+    set_words: usize,
+}
+
+/// One (state, finite part) and the minimal crashed sets seen with it.
+struct Entry {
+    state: u32,
+    watermark: u32,
+    above: (u32, u32),
+    /// The previous entry with the same hash, or `NIL`.
+    next: u32,
+    /// The crashed sets kept, `crash_width` words each, side by side so a
+    /// lookup reads one block; none is a subset of another.
+    sets: Vec<u64>,
 }
 
 impl Memo {
-    /// Adds (bits, state) with hash `h`; false if it was there already.
-    fn insert(&mut self, h: u64, bits: &[u64], state: u32) -> bool {
-        let bucket = self.by_hash.entry(h).or_default();
-        for &i in bucket.iter() {
-            let i = i as usize;
-            if self.states[i] == state && self.arena[i * self.width..(i + 1) * self.width] == *bits
+    /// Adds the configuration (`state`; finite calls below `watermark` and
+    /// those in `above`; crashed calls `crashed`) with hash `h` of its state
+    /// and finite part; false if it or one that dominates it was there.
+    fn insert(
+        &mut self,
+        h: u64,
+        state: u32,
+        watermark: u32,
+        above: &[u32],
+        crashed: &[u64],
+    ) -> bool {
+        let first = *self.by_hash.get(&h).unwrap_or(&NIL);
+        let mut e = first;
+        while e != NIL {
+            let entry = &self.entries[e as usize];
+            let (a, n) = entry.above;
+            if entry.state == state
+                && entry.watermark == watermark
+                && self.above[a as usize..(a + n) as usize] == *above
             {
-                return false;
+                break;
+            }
+            e = entry.next;
+        }
+        if e == NIL {
+            e = self.entries.len() as u32;
+            let a = self.above.len() as u32;
+            self.above.extend_from_slice(above);
+            self.entries.push(Entry {
+                state,
+                watermark,
+                above: (a, above.len() as u32),
+                next: first,
+                sets: crashed.to_vec(),
+            });
+            self.set_words += crashed.len();
+            self.by_hash.insert(h, e);
+            return true;
+        }
+        let w = self.crash_width;
+        let sets = &mut self.entries[e as usize].sets;
+        let subset = |s: &[u64], t: &[u64]| s.iter().zip(t).all(|(x, y)| x & !y == 0);
+        if w == 0 || sets.chunks_exact(w).any(|s| subset(s, crashed)) {
+            return false;
+        }
+        // Sets the new one dominates can prune nothing it cannot.
+        self.set_words -= sets.len();
+        let (mut kept, mut i) = (0, 0);
+        while i < sets.len() {
+            if !subset(crashed, &sets[i..i + w]) {
+                sets.copy_within(i..i + w, kept);
+                kept += w;
+            }
+            i += w;
+        }
+        sets.truncate(kept);
+        sets.extend_from_slice(crashed);
+        self.set_words += sets.len();
+        true
+    }
+
+    /// Roughly the memo's size in 64-bit words: the arena, and per entry
+    /// its fields, its sets and its place in the hash map.
+    fn words(&self) -> usize {
+        self.above.len() / 2 + self.entries.len() * 9 + self.set_words
+    }
+}
+
+/// The set of linearized calls, kept three ways: a bit set over all calls
+/// (for visitors), and the memo's two parts (see [`Memo`]).
+struct Linearized {
+    bits: Vec<u64>,
+    /// Each call's number among the finite or among the crashed calls.
+    part: Vec<u32>,
+    is_finite: Vec<bool>,
+    finite: Vec<u64>,
+    crashed: Vec<u64>,
+    n_finite: u32,
+    /// The lowest unlinearized finite call.
+    watermark: u32,
+    /// How many finite calls are linearized.
+    n_linearized: u32,
+    /// Hash of the linearized finite calls.
+    hash: u64,
+}
+
+#[inline]
+fn has(bits: &[u64], i: u32) -> bool {
+    bits[i as usize / 64] & (1 << (i % 64)) != 0
+}
+
+impl Linearized {
+    fn new(n_calls: usize, events: &[Event], finite: usize, ret: &[u32]) -> Linearized {
+        let mut part = vec![NIL; n_calls];
+        let mut is_finite = vec![false; n_calls];
+        let (mut n_finite, mut n_crashed) = (0u32, 0u32);
+        for e in &events[..finite] {
+            if let Event::Call(c) = *e {
+                let c = c as usize;
+                is_finite[c] = (ret[c] as usize) < finite;
+                let counter = if is_finite[c] {
+                    &mut n_finite
+                } else {
+                    &mut n_crashed
+                };
+                part[c] = *counter;
+                *counter += 1;
             }
         }
-        bucket.push(self.states.len() as u32);
-        self.states.push(state);
-        self.arena.extend_from_slice(bits);
-        true
+        Linearized {
+            bits: vec![0; n_calls.div_ceil(64).max(1)],
+            part,
+            is_finite,
+            finite: vec![0; (n_finite as usize).div_ceil(64)],
+            crashed: vec![0; (n_crashed as usize).div_ceil(64)],
+            n_finite,
+            watermark: 0,
+            n_linearized: 0,
+            hash: 0,
+        }
+    }
+
+    fn mark(&mut self, c: u32) {
+        let (ci, p) = (c as usize, self.part[c as usize]);
+        self.bits[ci / 64] |= 1 << (ci % 64);
+        if self.is_finite[ci] {
+            self.finite[p as usize / 64] |= 1 << (p % 64);
+            self.n_linearized += 1;
+            self.hash ^= word(c);
+            while self.watermark < self.n_finite && has(&self.finite, self.watermark) {
+                self.watermark += 1;
+            }
+        } else {
+            self.crashed[p as usize / 64] |= 1 << (p % 64);
+        }
+    }
+
+    /// Undoes [`Linearized::mark`] of the call marked last.
+    fn unmark(&mut self, c: u32) {
+        let (ci, p) = (c as usize, self.part[c as usize]);
+        self.bits[ci / 64] &= !(1 << (ci % 64));
+        if self.is_finite[ci] {
+            self.finite[p as usize / 64] &= !(1 << (p % 64));
+            self.n_linearized -= 1;
+            self.hash ^= word(c);
+            self.watermark = self.watermark.min(p);
+        } else {
+            self.crashed[p as usize / 64] &= !(1 << (p % 64));
+        }
+    }
+
+    /// The linearized finite calls above the watermark, into `out`.
+    fn above(&self, out: &mut Vec<u32>) {
+        out.clear();
+        let mut f = self.watermark + 1;
+        while (out.len() as u32) < self.n_linearized - self.watermark {
+            if has(&self.finite, f) {
+                out.push(f);
+            }
+            f += 1;
+        }
     }
 }
 
@@ -141,13 +328,13 @@ pub fn search(
             }
         }
     }
-    let width = actions.len().div_ceil(64).max(1);
-    let mut bits = vec![0u64; width];
-    let mut hash = 0u64;
+    let mut lin = Linearized::new(actions.len(), events, finite, &ret);
+    let mut above: Vec<u32> = Vec::new();
     let mut memo = Memo {
-        width,
-        arena: Vec::new(),
-        states: Vec::new(),
+        crash_width: lin.crashed.len(),
+        above: Vec::new(),
+        entries: Vec::new(),
+        set_words: 0,
         by_hash: Default::default(),
     };
     let mut state = INITIAL;
@@ -155,6 +342,8 @@ pub fn search(
     let mut stack: Vec<(u32, u32)> = Vec::new();
     let mut entry = next[head];
     let mut ticks = 0u32;
+    // The latest slot of a return that blocked a configuration.
+    let mut furthest: Option<u32> = None;
 
     let remove = |next: &mut Vec<u32>, prev: &mut Vec<u32>, i: usize| {
         let (p, n) = (prev[i], next[i]);
@@ -190,7 +379,7 @@ pub fn search(
             if visit(Found {
                 state,
                 last,
-                bits: &bits,
+                bits: &lin.bits,
             }) {
                 return Ended::Stopped;
             }
@@ -200,13 +389,13 @@ pub fn search(
                 Event::Call(c) => {
                     let ci = c as usize;
                     let b = before_same[ci] as usize;
-                    let canonical = b == NIL as usize || bits[b / 64] & (1 << (b % 64)) != 0;
+                    let canonical = b == NIL as usize || lin.bits[b / 64] & (1 << (b % 64)) != 0;
                     if let Some(s2) = step(state, actions[ci]).filter(|_| canonical) {
-                        bits[ci / 64] |= 1 << (ci % 64);
-                        hash ^= word(c);
-                        let h = hash ^ word(s2 ^ 0x8000_0000);
-                        if memo.insert(h, &bits, s2) {
-                            if memo.arena.len() > budget.max_words {
+                        lin.mark(c);
+                        lin.above(&mut above);
+                        let h = lin.hash ^ word(s2 ^ 0x8000_0000);
+                        if memo.insert(h, s2, lin.watermark, &above, &lin.crashed) {
+                            if memo.words() > budget.max_words {
                                 budget.spent = Some("memory limit".into());
                                 return Ended::OutOfBudget;
                             }
@@ -217,26 +406,31 @@ pub fn search(
                             entry = next[head];
                             continue;
                         }
-                        bits[ci / 64] &= !(1 << (ci % 64));
-                        hash ^= word(c);
+                        lin.unmark(c);
                     }
                     entry = next[entry as usize];
                     false
                 }
-                Event::Return(_) => true,
+                Event::Return(_) => {
+                    furthest = furthest.max(Some(entry));
+                    true
+                }
             }
         };
         if backtrack {
             let Some((slot, before)) = stack.pop() else {
-                return Ended::Exhausted;
+                return Ended::Exhausted {
+                    blocked_at: furthest.map(|slot| match events[slot as usize] {
+                        Event::Return(c) | Event::Call(c) => c,
+                    }),
+                };
             };
             let Event::Call(c) = events[slot as usize] else {
                 unreachable!("only calls are pushed")
             };
             let ci = c as usize;
             state = before;
-            bits[ci / 64] &= !(1 << (ci % 64));
-            hash ^= word(c);
+            lin.unmark(c);
             restore(&mut next, &mut prev, ret[ci] as usize);
             restore(&mut next, &mut prev, slot as usize);
             entry = next[slot as usize];
