@@ -15,7 +15,9 @@
 //! of them would be a configuration of its own. Beyond that, a configuration
 //! whose crashed calls include all those of one already seen with the same
 //! state and the same `:ok` calls linearized is pruned: it can reach nothing
-//! the smaller one cannot (see [`Memo`]).
+//! the smaller one cannot (see [`Memo`]). And a crashed call is not taken
+//! right after another crashed call when it would lead to the same state
+//! without it (a crashed write after a crashed write): the first is wasted.
 
 use super::calls::Event;
 use super::spec::{step, Action, INITIAL};
@@ -390,7 +392,21 @@ pub fn search(
                     let ci = c as usize;
                     let b = before_same[ci] as usize;
                     let canonical = b == NIL as usize || lin.bits[b / 64] & (1 << (b % 64)) != 0;
-                    if let Some(s2) = step(state, actions[ci]).filter(|_| canonical) {
+                    // Two crashed calls in a row where the second does the
+                    // same without the first: the first is wasted, and the
+                    // configuration without it (reached by taking the
+                    // second directly) reaches everything this one can.
+                    let wasted = |s2: u32| {
+                        ret[ci] as usize >= finite
+                            && stack.last().is_some_and(|&(slot, before)| {
+                                matches!(events[slot as usize],
+                                    Event::Call(p) if ret[p as usize] as usize >= finite)
+                                    && step(before, actions[ci]) == Some(s2)
+                            })
+                    };
+                    if let Some(s2) =
+                        step(state, actions[ci]).filter(|&s2| canonical && !wasted(s2))
+                    {
                         lin.mark(c);
                         lin.above(&mut above);
                         let h = lin.hash ^ word(s2 ^ 0x8000_0000);

@@ -268,6 +268,40 @@ fn an_exhausted_budget_is_unknown_never_a_guess() {
     assert_eq!(r.valid(), Validity::False);
 }
 
+#[test]
+fn crashed_calls_beyond_a_seen_configuration_are_pruned() {
+    // 40 crashed writes of distinct values, all concurrent, then a read of a
+    // value none wrote. Each subset of the writes that has taken effect is
+    // a configuration of its own (2^40 of them); but one whose crashed calls
+    // include those of a configuration seen with the same state is
+    // dominated (leaving the extra writes out reaches everything it can),
+    // so about one configuration per state remains and a small memo
+    // decides.
+    let mut h = String::new();
+    for p in 0..40 {
+        h += &format!("{{:type :invoke, :f :write, :value {p}, :process {p}}}\n");
+    }
+    h += "{:type :invoke, :f :read, :process 99}\n{:type :ok, :f :read, :value 77, :process 99}\n";
+    let o = ops(&h);
+    let small = LinOptions {
+        time_limit_ms: Some(10_000),
+        max_memo_bytes: 1 << 16,
+    };
+    let r = check(&o, Object::CasRegister, &small).unwrap();
+    assert_eq!(r.valid(), Validity::False);
+    let Verdict::Not(Some(f)) = &r.verdict else {
+        panic!("expected a failure, got {:?}", r.valid())
+    };
+    // The read is blamed, and every state a write can leave is a
+    // configuration before it (the cap aside).
+    assert_eq!(
+        r.calls.calls[f.call as usize].action,
+        r.calls.calls[40].action
+    );
+    assert_eq!(f.ok_before, 0);
+    assert!(f.configs.len() == MAX_CONFIGS && f.more_configs);
+}
+
 // ---- brute-force oracle ----
 
 /// A tiny random history: each call's `:f`/`:value` text and outcome, run
