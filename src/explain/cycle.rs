@@ -41,14 +41,10 @@ pub(crate) fn fact_values(h: &History, f: &Fact) -> (Value, Option<Value>) {
     match *f {
         Fact::Appended { prev, next } => (js::value(h, prev), Some(js::value(h, next))),
         Fact::ObservedAppend { value } => (js::value(h, value), None),
-        Fact::MissedAppend { prev, next } => {
-            (list_version_json(h, prev), Some(js::value(h, next)))
-        }
+        Fact::MissedAppend { prev, next } => (list_version_json(h, prev), Some(js::value(h, next))),
         Fact::ReadWritten { value } => (js::value(h, value), None),
         Fact::Overwrote { from, to, .. } => (js::value(h, from), Some(js::value(h, to))),
-        Fact::ReadOverwritten { from, to, .. } => {
-            (register_json(h, from), Some(js::value(h, to)))
-        }
+        Fact::ReadOverwritten { from, to, .. } => (register_json(h, from), Some(js::value(h, to))),
     }
 }
 
@@ -89,7 +85,11 @@ fn data_clause(h: &History, d: &DataStep, a: &str, b: &str) -> String {
     let v = |v: ValId| h.values.datum(v);
     match d.fact {
         Fact::Appended { prev, next } => {
-            format!("{b} appended {} after {a} appended {} to {k}", v(next), v(prev))
+            format!(
+                "{b} appended {} after {a} appended {} to {k}",
+                v(next),
+                v(prev)
+            )
         }
         Fact::ObservedAppend { value } => {
             format!("{b} observed {a}'s append of {} to key {k}", v(value))
@@ -98,7 +98,10 @@ fn data_clause(h: &History, d: &DataStep, a: &str, b: &str) -> String {
             "{a} observed the initial (nil) state of {k}, which {b} created by appending {}",
             v(next)
         ),
-        Fact::MissedAppend { prev: Some(_), next } => {
+        Fact::MissedAppend {
+            prev: Some(_),
+            next,
+        } => {
             format!("{a} did not observe {b}'s append of {} to {k}", v(next))
         }
         Fact::ReadWritten { value } => {
@@ -335,7 +338,10 @@ mod tests {
         let j = step_json(&h, 0, 1, &Step::Realtime);
         assert_eq!(j["type"], "realtime");
         assert_eq!(j["a'"]["index"], 1);
-        assert_eq!((&j["b"]["index"], &j["b"]["type"]), (&json!(2), &json!("invoke")));
+        assert_eq!(
+            (&j["b"]["index"], &j["b"]["type"]),
+            (&json!(2), &json!("invoke"))
+        );
         assert_eq!(
             clause(&h, 0, 0, &Step::Process, "T1", "T2"),
             "process 0 executed T1 before T2"

@@ -68,9 +68,7 @@ fn fact_labels(h: &History, f: &Fact) -> (String, Option<String>) {
     match *f {
         Fact::Appended { prev, next } => (v(prev), Some(v(next))),
         Fact::ObservedAppend { value } | Fact::ReadWritten { value } => (v(value), None),
-        Fact::MissedAppend { prev, next } => {
-            (prev.map_or_else(|| "init".into(), v), Some(v(next)))
-        }
+        Fact::MissedAppend { prev, next } => (prev.map_or_else(|| "init".into(), v), Some(v(next))),
         Fact::Overwrote { from, to, .. } => (v(from), Some(v(to))),
         Fact::ReadOverwritten { from, to, .. } => {
             (from.map_or_else(|| "null".into(), v), Some(v(to)))

@@ -884,7 +884,6 @@ impl ListAppend<'_> {
         self.h.txns[t as usize].mops_start as usize + i
     }
 
-
     fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
@@ -953,7 +952,9 @@ impl ListAppend<'_> {
     fn explain_rw(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
-            let Observed::Scalar(v) = m.value else { return None };
+            let Observed::Scalar(v) = m.value else {
+                return None;
+            };
             if m.kind != MopKind::Append || a == b {
                 return None;
             }

@@ -4,10 +4,10 @@
 
 #![allow(dead_code)]
 
+use crate::evidence::{DataStep, Fact};
 use crate::explain::json as js;
 use crate::graph::Rels;
 use crate::history::{History, KeyId, Mop, MopKind, Observed, Outcome, TxnId, ValId};
-use crate::evidence::{DataStep, Fact};
 use crate::workload::Explain;
 
 /// The reference builds every anomaly eagerly, as it always did.
@@ -297,7 +297,6 @@ impl ListAppend<'_> {
         edges
     }
 
-
     fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
@@ -348,12 +347,18 @@ impl ListAppend<'_> {
     fn explain_rw(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
-            let Observed::Scalar(v) = m.value else { return None };
+            let Observed::Scalar(v) = m.value else {
+                return None;
+            };
             if m.kind != MopKind::Append || a == b {
                 return None;
             }
             let prev = self.previous(m.key, v);
-            if !self.readers.get(&(m.key, prev)).is_some_and(|rs| rs.contains(&a)) {
+            if !self
+                .readers
+                .get(&(m.key, prev))
+                .is_some_and(|rs| rs.contains(&a))
+            {
                 return None;
             }
             let ai = h.mops(a).iter().position(|x| {

@@ -784,7 +784,10 @@ fn explanations_prefer_wr_then_ww_then_rw() {
     let all = Rels::WW | Rels::WR | Rels::RW;
     assert_eq!(rr.explain(&h, 0, 1, all).unwrap().fact.rel(), Rels::WR);
     assert_eq!(
-        rr.explain(&h, 0, 1, Rels::WW | Rels::RW).unwrap().fact.rel(),
+        rr.explain(&h, 0, 1, Rels::WW | Rels::RW)
+            .unwrap()
+            .fact
+            .rel(),
         Rels::WW
     );
 }
