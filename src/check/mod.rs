@@ -6,8 +6,8 @@ mod duplicates;
 mod search;
 pub mod timing;
 
-use crate::evidence::Explain;
-use crate::explain::cycle::{self as cyc, ExplainedCycle};
+use crate::evidence::{Explain, ExplainedCycle};
+use crate::explain::cycle as cyc;
 use crate::graph::{ExplainOrder, GraphBuilder, Rels};
 use crate::history::{History, MopKind, Observed, TxnId};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
@@ -922,8 +922,8 @@ pub(crate) fn explain_cycle(
     ex: &dyn Explain,
     txns: Vec<u32>,
 ) -> Option<ExplainedCycle> {
-    let steps = cyc::explain_steps(h, ex, &txns, |a, b| g.edge(a, b))?;
-    let rels: Vec<Rels> = steps.iter().map(|s| s.rel).collect();
+    let steps = crate::evidence::explain_steps(h, ex, &txns, |a, b| g.edge(a, b))?;
+    let rels: Vec<Rels> = steps.iter().map(|s| s.rel()).collect();
     // No data step at all: not a dependency cycle (real time and process
     // order cannot close one), so inference went wrong; report nothing.
     let kind = crate::graph::classify(&rels)?;

@@ -4,10 +4,11 @@
 
 use super::svg::{clip, esc, num, text_width, Svg, TxnBox};
 use crate::anomaly::{Involved, Marked, Role};
-use crate::evidence::Step;
-use crate::explain::cycle::ExplainedCycle;
+use crate::evidence::{ExplainedCycle, Fact, Step};
+use crate::explain::cycle::clause;
+use crate::explain::json as js;
 use crate::graph::Rels;
-use crate::history::{History, MopKind, Observed};
+use crate::history::{History, MopKind, Observed, TxnId, ValId};
 use serde_json::Value;
 
 const LABEL_FONT: f64 = 11.0;
@@ -50,40 +51,51 @@ fn markers(rels: impl IntoIterator<Item = Rels>) -> String {
     out
 }
 
-/// A JSON value as a person reads it: strings without quotes, and Elle's
-/// `elle.list-append/init` (the empty list before any append) as `init`.
-fn plain(v: &Value) -> String {
-    match v {
-        Value::String(s) if s.ends_with("/init") => "init".to_string(),
-        Value::String(s) => s.clone(),
+/// A value as a person reads it: its JSON without the quotes of a string.
+fn value_label(h: &History, v: ValId) -> String {
+    match js::value(h, v) {
+        Value::String(s) => s,
         other => other.to_string(),
     }
 }
 
-/// The label of an edge: the relation, and for data relations the key and
-/// the value(s) that justify it, e.g. `ww :x 1→2`, `wr :y 1`, `process 3`.
-pub(crate) fn step_label(h: &History, step: &Step) -> String {
-    let mut s = step.rel.name().to_string();
-    match step.rel {
-        Rels::PROCESS => {
-            if let Some(p) = &step.value {
-                s.push(' ');
-                s.push_str(&plain(p));
+/// The value(s) a data step names, as its label shows them: the version
+/// before and, where the step names one, the version after. A list's
+/// initial state is `init`; a register's initial `nil` is `null`, as its
+/// JSON says.
+fn fact_labels(h: &History, f: &Fact) -> (String, Option<String>) {
+    let v = |x: ValId| value_label(h, x);
+    match *f {
+        Fact::Appended { prev, next } => (v(prev), Some(v(next))),
+        Fact::ObservedAppend { value } | Fact::ReadWritten { value } => (v(value), None),
+        Fact::MissedAppend { prev, next } => (prev.map_or_else(|| "init".into(), v), Some(v(next))),
+        Fact::Overwrote { from, to, .. } => (v(from), Some(v(to))),
+        Fact::ReadOverwritten { from, to, .. } => {
+            (from.map_or_else(|| "null".into(), v), Some(v(to)))
+        }
+    }
+}
+
+/// The label of step `a → …`: the relation, and for data relations the key
+/// and the value(s) that justify it, e.g. `ww :x 1→2`, `wr :y 1`,
+/// `process 3`.
+pub(crate) fn step_label(h: &History, a: TxnId, step: &Step) -> String {
+    let mut s = step.rel().name().to_string();
+    match step {
+        Step::Process => {
+            if let Some(t) = h.txns.get(a as usize) {
+                s.push_str(&format!(" {}", t.process));
             }
         }
-        Rels::REALTIME => {}
-        _ => {
-            if let Some(k) = step.key {
-                if (k as usize) < h.keys.len() {
-                    s.push(' ');
-                    s.push_str(&h.keys.datum(k).to_string());
-                }
+        Step::Realtime => {}
+        Step::Data(d) => {
+            if (d.key as usize) < h.keys.len() {
+                s.push(' ');
+                s.push_str(&h.keys.datum(d.key).to_string());
             }
-            match (&step.value, &step.value2) {
-                (Some(v), Some(v2)) => s.push_str(&format!(" {}→{}", plain(v), plain(v2))),
-                (Some(v), None) => s.push_str(&format!(" {}", plain(v))),
-                (None, Some(v2)) => s.push_str(&format!(" →{}", plain(v2))),
-                (None, None) => {}
+            match fact_labels(h, &d.fact) {
+                (v, Some(v2)) => s.push_str(&format!(" {v}→{v2}")),
+                (v, None) => s.push_str(&format!(" {v}")),
             }
         }
     }
@@ -331,10 +343,11 @@ pub(crate) fn cycle_svg(h: &History, c: &ExplainedCycle) -> String {
     let name = |i: usize| format!("T{}", i % n.max(1) + 1);
     let mut highlight: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (i, s) in c.steps.iter().enumerate().take(n) {
-        if let Some(m) = s.a_mop_index {
+        let (am, bm) = s.mops();
+        if let Some(m) = am {
             highlight[i].push(m);
         }
-        if let Some(m) = s.b_mop_index {
+        if let Some(m) = bm {
             highlight[(i + 1) % n].push(m);
         }
     }
@@ -354,15 +367,13 @@ pub(crate) fn cycle_svg(h: &History, c: &ExplainedCycle) -> String {
         .take(n)
         .map(|(i, s)| {
             let (a, b) = (name(i), name(i + 1));
+            let (ta, tb) = (c.txns[i], c.txns[i + 1]);
             Edge {
                 from: i,
                 to: (i + 1) % n,
-                rel: s.rel,
-                label: step_label(h, s),
-                tooltip: format!(
-                    "{a} < {b}, because {}",
-                    s.because.replace("{a}", &a).replace("{b}", &b)
-                ),
+                rel: s.rel(),
+                label: step_label(h, ta, s),
+                tooltip: format!("{a} < {b}, because {}", clause(h, ta, tb, s, &a, &b)),
             }
         })
         .collect();
@@ -479,16 +490,17 @@ mod tests {
         read_history(edn.as_bytes(), "test.edn", None).expect("a valid history")
     }
 
-    fn step(rel: Rels, key: Option<u32>, v: Option<Value>, v2: Option<Value>) -> Step {
-        Step {
-            rel,
+    fn data(key: u32, fact: Fact) -> Step {
+        Step::Data(crate::evidence::DataStep {
             key,
-            value: v,
-            value2: v2,
-            a_mop_index: Some(0),
-            b_mop_index: Some(0),
-            because: "{a} did it before {b}".into(),
-        }
+            a_mop: Some(0),
+            b_mop: Some(0),
+            fact,
+        })
+    }
+
+    fn val(h: &History, v: i64) -> ValId {
+        h.values.get(&crate::history::Datum::Int(v)).unwrap()
     }
 
     const G1C: &str = "{:index 0, :type :ok, :process 0, :f :txn, :value [[:append :x 1] [:r :y [1]]]}\n\
@@ -501,27 +513,25 @@ mod tests {
             .keys
             .get(&crate::history::Datum::Keyword("x".into()))
             .unwrap();
+        let (one, two) = (val(&h, 1), val(&h, 2));
+        let label = |f: Fact| step_label(&h, 0, &data(x, f));
         assert_eq!(
-            step_label(&h, &step(Rels::WW, Some(x), Some(1.into()), Some(2.into()))),
+            label(Fact::Appended {
+                prev: one,
+                next: two
+            }),
             "ww :x 1→2"
         );
+        assert_eq!(label(Fact::ObservedAppend { value: one }), "wr :x 1");
         assert_eq!(
-            step_label(&h, &step(Rels::WR, Some(x), Some(1.into()), None)),
-            "wr :x 1"
-        );
-        let init = Some(Value::from("elle.list-append/init"));
-        assert_eq!(
-            step_label(&h, &step(Rels::RW, Some(x), init, Some(1.into()))),
+            label(Fact::MissedAppend {
+                prev: None,
+                next: one
+            }),
             "rw :x init→1"
         );
-        assert_eq!(
-            step_label(&h, &step(Rels::PROCESS, None, Some(3.into()), None)),
-            "process 3"
-        );
-        assert_eq!(
-            step_label(&h, &step(Rels::REALTIME, None, None, None)),
-            "realtime"
-        );
+        assert_eq!(step_label(&h, 1, &Step::Process), "process 1");
+        assert_eq!(step_label(&h, 0, &Step::Realtime), "realtime");
     }
 
     #[test]
@@ -531,8 +541,14 @@ mod tests {
             kind: crate::graph::CycleClass::from_name("G1c").unwrap(),
             txns: vec![1, 0, 1],
             steps: vec![
-                step(Rels::WR, Some(1), Some(1.into()), None),
-                step(Rels::WW, Some(0), Some(1.into()), Some(2.into())),
+                data(1, Fact::ObservedAppend { value: val(&h, 1) }),
+                data(
+                    0,
+                    Fact::Appended {
+                        prev: val(&h, 1),
+                        next: val(&h, 2),
+                    },
+                ),
             ],
         };
         let svg = cycle_svg(&h, &c);

@@ -4,7 +4,7 @@
 //! ran (`unknown` for no stated reason, or a confident `true`).
 
 use super::Workload;
-use crate::explain::json::{mop_edn, op_edn};
+use crate::history::print::{mop_edn, op_edn};
 use crate::history::{History, MopKind, Observed};
 
 /// Why a history cannot be checked as asked: the line to point at and what

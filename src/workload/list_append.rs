@@ -9,12 +9,11 @@
 //! duplicate-elements, incompatible-order, dirty-update, lost-update, and
 //! garbage-read (an element no transaction appended).
 
-use super::{Anomaly, AnomalyKind, Explain, Inference, Record, Step};
-use crate::explain::json as js;
+use super::{Anomaly, AnomalyKind, Explain, Inference, Record};
+use crate::evidence::{DataStep, Fact};
 use crate::graph::Rels;
 use crate::history::{History, KeyId, Mop, MopKind, Observed, Outcome, TxnId, ValId};
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde_json::{json, Value};
 
 mod anomalies;
 #[cfg(test)]
@@ -24,9 +23,6 @@ use anomalies::*;
 
 /// The initial (empty) state of a list, as a value id: no real value has it.
 pub const INIT: ValId = u32::MAX;
-
-/// Elle's name for the initial state, as it appears in explanations.
-const INIT_NAME: &str = "elle.list-append/init";
 
 /// No transaction (a `TxnId` that no transaction has).
 const NONE: TxnId = u32::MAX;
@@ -888,15 +884,7 @@ impl ListAppend<'_> {
         self.h.txns[t as usize].mops_start as usize + i
     }
 
-    fn value_json(&self, v: ValId) -> Value {
-        if v == INIT {
-            json!(INIT_NAME)
-        } else {
-            js::value(self.h, v)
-        }
-    }
-
-    fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<Step> {
+    fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
             let Observed::Scalar(v) = m.value else {
@@ -913,24 +901,16 @@ impl ListAppend<'_> {
             let ai = h.mops(a).iter().position(|x| {
                 x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(prev)
             });
-            Some(Step {
-                rel: Rels::WW,
-                key: Some(m.key),
-                value: Some(self.value_json(prev)),
-                value2: Some(js::value(h, v)),
-                a_mop_index: ai,
-                b_mop_index: Some(bi),
-                because: format!(
-                    "{{b}} appended {} after {{a}} appended {} to {}",
-                    h.values.datum(v),
-                    h.values.datum(prev),
-                    h.keys.datum(m.key)
-                ),
+            Some(DataStep {
+                key: m.key,
+                a_mop: ai,
+                b_mop: Some(bi),
+                fact: Fact::Appended { prev, next: v },
             })
         })
     }
 
-    fn explain_wr(&self, a: TxnId, b: TxnId) -> Option<Step> {
+    fn explain_wr(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
             if m.kind != MopKind::Read {
@@ -943,18 +923,11 @@ impl ListAppend<'_> {
             let ai = h.mops(a).iter().position(|x| {
                 x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(last)
             });
-            Some(Step {
-                rel: Rels::WR,
-                key: Some(m.key),
-                value: Some(js::value(h, last)),
-                value2: None,
-                a_mop_index: ai,
-                b_mop_index: Some(bi),
-                because: format!(
-                    "{{b}} observed {{a}}'s append of {} to key {}",
-                    h.values.datum(last),
-                    h.keys.datum(m.key)
-                ),
+            Some(DataStep {
+                key: m.key,
+                a_mop: ai,
+                b_mop: Some(bi),
+                fact: Fact::ObservedAppend { value: last },
             })
         })
     }
@@ -976,10 +949,12 @@ impl ListAppend<'_> {
             })
     }
 
-    fn explain_rw(&self, a: TxnId, b: TxnId) -> Option<Step> {
+    fn explain_rw(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
-            let Observed::Scalar(v) = m.value else { return None };
+            let Observed::Scalar(v) = m.value else {
+                return None;
+            };
             if m.kind != MopKind::Append || a == b {
                 return None;
             }
@@ -995,34 +970,21 @@ impl ListAppend<'_> {
                         None => prev == INIT,
                     }
             });
-            let because = if prev == INIT {
-                format!(
-                    "{{a}} observed the initial (nil) state of {}, which {{b}} created by appending {}",
-                    h.keys.datum(m.key),
-                    h.values.datum(v)
-                )
-            } else {
-                format!(
-                    "{{a}} did not observe {{b}}'s append of {} to {}",
-                    h.values.datum(v),
-                    h.keys.datum(m.key)
-                )
-            };
-            Some(Step {
-                rel: Rels::RW,
-                key: Some(m.key),
-                value: Some(self.value_json(prev)),
-                value2: Some(js::value(h, v)),
-                a_mop_index: ai,
-                b_mop_index: Some(bi),
-                because,
+            Some(DataStep {
+                key: m.key,
+                a_mop: ai,
+                b_mop: Some(bi),
+                fact: Fact::MissedAppend {
+                    prev: (prev != INIT).then_some(prev),
+                    next: v,
+                },
             })
         })
     }
 }
 
 impl Explain for ListAppend<'_> {
-    fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<Step> {
+    fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<DataStep> {
         let ww = || {
             allowed
                 .intersects(Rels::WW)

@@ -6,7 +6,7 @@ pub mod fit;
 pub mod list_append;
 pub mod rw_register;
 
-pub use crate::evidence::{Explain, Step};
+pub use crate::evidence::{DataStep, Explain, Fact, Step};
 use crate::graph::Rels;
 use crate::history::TxnId;
 

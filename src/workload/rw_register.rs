@@ -35,12 +35,11 @@ mod versions;
 #[cfg(test)]
 mod tests;
 
-use super::{Explain, Inference, Step};
-use crate::explain::json as js;
+use super::{DataStep, Explain, Fact, Inference};
+use crate::evidence::Sources;
 use crate::graph::Rels;
 use crate::history::{Datum, History, KeyId, MopKind, Observed, Outcome, TxnId, ValId};
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub use versions::Source;
@@ -366,40 +365,6 @@ impl<'h> RwRegister<'h> {
         edges
     }
 
-    fn ver_json(&self, v: Ver) -> Value {
-        if v == NIL {
-            Value::Null
-        } else {
-            js::value(self.h, v)
-        }
-    }
-
-    fn ver_text(&self, v: Ver) -> String {
-        if v == NIL {
-            "nil".into()
-        } else {
-            self.h.values.datum(v).to_string()
-        }
-    }
-
-    /// Why `from` precedes `to`, in a few words, for explanations.
-    fn why_order(&self, e: &VEdge) -> String {
-        if e.from == NIL && e.sources & Source::InitialState.bit() != 0 {
-            return String::new();
-        }
-        let names: Vec<&str> = Source::ALL
-            .iter()
-            .filter(|s| e.sources & s.bit() != 0 && **s != Source::InitialState)
-            .map(|s| s.reason())
-            .collect();
-        format!(
-            " ({} precedes {} {})",
-            self.ver_text(e.from),
-            self.ver_text(e.to),
-            names.join(" and ")
-        )
-    }
-
     /// First micro-op of `t` that writes `v` to `k` (Elle's `index-of`).
     fn write_index(&self, t: TxnId, k: KeyId, v: Ver) -> Option<usize> {
         self.h
@@ -408,8 +373,7 @@ impl<'h> RwRegister<'h> {
             .position(|m| m.kind == MopKind::Write && m.key == k && write_ver(m.value) == v)
     }
 
-    fn explain_wr(&self, a: TxnId, b: TxnId) -> Option<Step> {
-        let h = self.h;
+    fn explain_wr(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         self.ext_of(a).iter().find_map(|ea| {
             let (v, _) = ea.write?;
             if self.writer.get(&(ea.key, v)) != Some(&a) {
@@ -417,24 +381,16 @@ impl<'h> RwRegister<'h> {
             }
             let eb = self.ext_on(b, ea.key)?;
             let (r, bi) = eb.read?;
-            (r == v).then(|| Step {
-                rel: Rels::WR,
-                key: Some(ea.key),
-                value: Some(self.ver_json(v)),
-                value2: None,
-                a_mop_index: self.write_index(a, ea.key, v),
-                b_mop_index: Some(bi as usize),
-                because: format!(
-                    "{{b}} read key {} = {}, which {{a}} wrote",
-                    h.keys.datum(ea.key),
-                    self.ver_text(v)
-                ),
+            (r == v).then(|| DataStep {
+                key: ea.key,
+                a_mop: self.write_index(a, ea.key, v),
+                b_mop: Some(bi as usize),
+                fact: Fact::ReadWritten { value: v },
             })
         })
     }
 
-    fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<Step> {
-        let h = self.h;
+    fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         self.ext_of(a).iter().find_map(|ea| {
             let (v1, _) = ea.write?;
             if self.writer.get(&(ea.key, v1)) != Some(&a) {
@@ -445,26 +401,20 @@ impl<'h> RwRegister<'h> {
                 return None;
             }
             let edge = self.order_edge(ea.key, v1, v2)?;
-            Some(Step {
-                rel: Rels::WW,
-                key: Some(ea.key),
-                value: Some(self.ver_json(v1)),
-                value2: Some(self.ver_json(v2)),
-                a_mop_index: self.write_index(a, ea.key, v1),
-                b_mop_index: self.write_index(b, ea.key, v2),
-                because: format!(
-                    "{{a}} wrote key {} = {}, and {{b}} overwrote it with {}{}",
-                    h.keys.datum(ea.key),
-                    self.ver_text(v1),
-                    self.ver_text(v2),
-                    self.why_order(edge)
-                ),
+            Some(DataStep {
+                key: ea.key,
+                a_mop: self.write_index(a, ea.key, v1),
+                b_mop: self.write_index(b, ea.key, v2),
+                fact: Fact::Overwrote {
+                    from: v1,
+                    to: v2,
+                    sources: Sources(edge.sources),
+                },
             })
         })
     }
 
-    fn explain_rw(&self, a: TxnId, b: TxnId) -> Option<Step> {
-        let h = self.h;
+    fn explain_rw(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         self.ext_of(a).iter().find_map(|ea| {
             let (v1, ai) = ea.read?;
             let (v2, _) = self.ext_on(b, ea.key)?.write?;
@@ -472,25 +422,15 @@ impl<'h> RwRegister<'h> {
                 return None;
             }
             let edge = self.order_edge(ea.key, v1, v2)?;
-            let read = if v1 == NIL {
-                "nil (its initial state)".to_string()
-            } else {
-                self.ver_text(v1)
-            };
-            Some(Step {
-                rel: Rels::RW,
-                key: Some(ea.key),
-                value: Some(self.ver_json(v1)),
-                value2: Some(self.ver_json(v2)),
-                a_mop_index: Some(ai as usize),
-                b_mop_index: self.write_index(b, ea.key, v2),
-                because: format!(
-                    "{{a}} read key {} = {}, and {{b}} overwrote it with {}{}",
-                    h.keys.datum(ea.key),
-                    read,
-                    self.ver_text(v2),
-                    self.why_order(edge)
-                ),
+            Some(DataStep {
+                key: ea.key,
+                a_mop: Some(ai as usize),
+                b_mop: self.write_index(b, ea.key, v2),
+                fact: Fact::ReadOverwritten {
+                    from: (v1 != NIL).then_some(v1),
+                    to: v2,
+                    sources: Sources(edge.sources),
+                },
             })
         })
     }
@@ -499,7 +439,7 @@ impl<'h> RwRegister<'h> {
 impl Explain for RwRegister<'_> {
     /// Elle's rw-register explainer tries wr first (its wr graph comes
     /// first in the combined analyzer), then ww, then rw.
-    fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<Step> {
+    fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<DataStep> {
         if a == b
             || self.h.txns[a as usize].outcome != Outcome::Ok
             || self.h.txns[b as usize].outcome != Outcome::Ok

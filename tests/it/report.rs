@@ -411,8 +411,8 @@ fn every_conformance_report_is_well_formed_and_draws_its_findings() {
                     );
                 }
                 for s in &c.steps {
-                    let mut want = s.rel.name().to_string();
-                    if let Some(k) = s.key.filter(|_| s.rel.name() != "process") {
+                    let mut want = s.rel().name().to_string();
+                    if let Some(k) = s.key() {
                         want = format!("{want} {}", h.keys.datum(k));
                     }
                     assert!(

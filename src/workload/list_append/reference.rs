@@ -4,10 +4,11 @@
 
 #![allow(dead_code)]
 
+use crate::evidence::{DataStep, Fact};
 use crate::explain::json as js;
 use crate::graph::Rels;
 use crate::history::{History, KeyId, Mop, MopKind, Observed, Outcome, TxnId, ValId};
-use crate::workload::{Explain, Step};
+use crate::workload::Explain;
 
 /// The reference builds every anomaly eagerly, as it always did.
 pub struct Anomaly {
@@ -26,9 +27,6 @@ use serde_json::{json, Value};
 
 /// The initial (empty) state of a list, as a value id: no real value has it.
 pub const INIT: ValId = u32::MAX;
-
-/// Elle's name for the initial state, as it appears in explanations.
-const INIT_NAME: &str = "elle.list-append/init";
 
 /// Indices over the history, kept after inference so that edges can be
 /// explained later.
@@ -299,15 +297,7 @@ impl ListAppend<'_> {
         edges
     }
 
-    fn value_json(&self, v: ValId) -> Value {
-        if v == INIT {
-            json!(INIT_NAME)
-        } else {
-            js::value(self.h, v)
-        }
-    }
-
-    fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<Step> {
+    fn explain_ww(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
             let Observed::Scalar(v) = m.value else {
@@ -323,24 +313,16 @@ impl ListAppend<'_> {
             let ai = h.mops(a).iter().position(|x| {
                 x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(prev)
             });
-            Some(Step {
-                rel: Rels::WW,
-                key: Some(m.key),
-                value: Some(self.value_json(prev)),
-                value2: Some(js::value(h, v)),
-                a_mop_index: ai,
-                b_mop_index: Some(bi),
-                because: format!(
-                    "{{b}} appended {} after {{a}} appended {} to {}",
-                    h.values.datum(v),
-                    h.values.datum(prev),
-                    h.keys.datum(m.key)
-                ),
+            Some(DataStep {
+                key: m.key,
+                a_mop: ai,
+                b_mop: Some(bi),
+                fact: Fact::Appended { prev, next: v },
             })
         })
     }
 
-    fn explain_wr(&self, a: TxnId, b: TxnId) -> Option<Step> {
+    fn explain_wr(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
             if m.kind != MopKind::Read {
@@ -353,31 +335,30 @@ impl ListAppend<'_> {
             let ai = h.mops(a).iter().position(|x| {
                 x.kind == MopKind::Append && x.key == m.key && x.value == Observed::Scalar(last)
             });
-            Some(Step {
-                rel: Rels::WR,
-                key: Some(m.key),
-                value: Some(js::value(h, last)),
-                value2: None,
-                a_mop_index: ai,
-                b_mop_index: Some(bi),
-                because: format!(
-                    "{{b}} observed {{a}}'s append of {} to key {}",
-                    h.values.datum(last),
-                    h.keys.datum(m.key)
-                ),
+            Some(DataStep {
+                key: m.key,
+                a_mop: ai,
+                b_mop: Some(bi),
+                fact: Fact::ObservedAppend { value: last },
             })
         })
     }
 
-    fn explain_rw(&self, a: TxnId, b: TxnId) -> Option<Step> {
+    fn explain_rw(&self, a: TxnId, b: TxnId) -> Option<DataStep> {
         let h = self.h;
         h.mops(b).iter().enumerate().find_map(|(bi, m)| {
-            let Observed::Scalar(v) = m.value else { return None };
+            let Observed::Scalar(v) = m.value else {
+                return None;
+            };
             if m.kind != MopKind::Append || a == b {
                 return None;
             }
             let prev = self.previous(m.key, v);
-            if !self.readers.get(&(m.key, prev)).is_some_and(|rs| rs.contains(&a)) {
+            if !self
+                .readers
+                .get(&(m.key, prev))
+                .is_some_and(|rs| rs.contains(&a))
+            {
                 return None;
             }
             let ai = h.mops(a).iter().position(|x| {
@@ -388,34 +369,21 @@ impl ListAppend<'_> {
                         None => prev == INIT,
                     }
             });
-            let because = if prev == INIT {
-                format!(
-                    "{{a}} observed the initial (nil) state of {}, which {{b}} created by appending {}",
-                    h.keys.datum(m.key),
-                    h.values.datum(v)
-                )
-            } else {
-                format!(
-                    "{{a}} did not observe {{b}}'s append of {} to {}",
-                    h.values.datum(v),
-                    h.keys.datum(m.key)
-                )
-            };
-            Some(Step {
-                rel: Rels::RW,
-                key: Some(m.key),
-                value: Some(self.value_json(prev)),
-                value2: Some(js::value(h, v)),
-                a_mop_index: ai,
-                b_mop_index: Some(bi),
-                because,
+            Some(DataStep {
+                key: m.key,
+                a_mop: ai,
+                b_mop: Some(bi),
+                fact: Fact::MissedAppend {
+                    prev: (prev != INIT).then_some(prev),
+                    next: v,
+                },
             })
         })
     }
 }
 
 impl Explain for ListAppend<'_> {
-    fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<Step> {
+    fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<DataStep> {
         let ww = || {
             allowed
                 .intersects(Rels::WW)

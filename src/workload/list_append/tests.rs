@@ -1,6 +1,8 @@
 use super::*;
 use crate::explain::anomaly::Rendered;
 use crate::history::read::read_history;
+use crate::history::Datum;
+use serde_json::json;
 
 fn history(edn: &str) -> History {
     read_history(edn.as_bytes(), "test", None).expect("test history parses")
@@ -213,22 +215,60 @@ fn each_edge_is_explained_with_its_key_and_values() {
          {:index 3 :type :ok :process 3 :value [[:r :x [1 2]]]}",
     );
     let (_, la) = infer(&h);
-    let wr = la.explain(&h, 0, 1, Rels::WR | Rels::RW).expect("wr edge");
-    assert_eq!(wr.rel, Rels::WR);
-    assert_eq!(wr.because, "{b} observed {a}'s append of 1 to key :x");
-    let rw = la.explain(&h, 1, 2, Rels::RW).expect("rw edge");
-    assert_eq!(rw.because, "{a} did not observe {b}'s append of 2 to :x");
-    let init = la
-        .explain(&h, 2, 1, Rels::RW)
-        .expect("rw from the initial state");
-    assert!(
-        init.because.contains("initial (nil) state of :y"),
-        "{}",
-        init.because
+    let k = |name: &str| h.keys.get(&Datum::Keyword(name.into())).unwrap();
+    let v = |x: i64| h.values.get(&Datum::Int(x)).unwrap();
+    let step = |key, a_mop, b_mop, fact| DataStep {
+        key,
+        a_mop,
+        b_mop,
+        fact,
+    };
+    assert_eq!(
+        la.explain(&h, 0, 1, Rels::WR | Rels::RW),
+        Some(step(
+            k("x"),
+            Some(0),
+            Some(0),
+            Fact::ObservedAppend { value: v(1) }
+        ))
     );
-    assert_eq!(init.value, Some(json!(INIT_NAME)));
-    let ww = la.explain(&h, 0, 2, Rels::WW).expect("ww edge");
-    assert_eq!((ww.a_mop_index, ww.b_mop_index), (Some(0), Some(0)));
+    assert_eq!(
+        la.explain(&h, 1, 2, Rels::RW),
+        Some(step(
+            k("x"),
+            Some(0),
+            Some(0),
+            Fact::MissedAppend {
+                prev: Some(v(1)),
+                next: v(2)
+            }
+        ))
+    );
+    // T2 read y empty; T1 appended y's first element.
+    assert_eq!(
+        la.explain(&h, 2, 1, Rels::RW),
+        Some(step(
+            k("y"),
+            Some(1),
+            Some(1),
+            Fact::MissedAppend {
+                prev: None,
+                next: v(5)
+            }
+        ))
+    );
+    assert_eq!(
+        la.explain(&h, 0, 2, Rels::WW),
+        Some(step(
+            k("x"),
+            Some(0),
+            Some(0),
+            Fact::Appended {
+                prev: v(1),
+                next: v(2)
+            }
+        ))
+    );
     assert!(la
         .explain(&h, 3, 0, Rels::WW | Rels::WR | Rels::RW)
         .is_none());

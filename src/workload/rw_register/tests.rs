@@ -711,27 +711,36 @@ fn dirty_update_writes_over_an_aborted_version() {
 
 // ---- explanations ------------------------------------------------------
 
-fn because(s: &Step) -> String {
-    s.because.replace("{a}", "T1").replace("{b}", "T2")
-}
-
 #[test]
 fn explanations_name_register_values() {
     let h = H::default().ok(0, "wx1ry1").ok(0, "wy1rx1").build();
     let (_, rr) = infer_with(&h, &opts());
-    let s = rr.explain(&h, 0, 1, Rels::WR).unwrap();
-    assert_eq!((s.a_mop_index, s.b_mop_index), (Some(0), Some(1)));
-    assert_eq!(because(&s), "T2 read key :x = 1, which T1 wrote");
+    let k = |h: &History, name: &str| h.keys.get(&Datum::Keyword(name.into())).unwrap();
+    let v = |h: &History, x: i64| h.values.get(&Datum::Int(x)).unwrap();
+    assert_eq!(
+        rr.explain(&h, 0, 1, Rels::WR),
+        Some(DataStep {
+            key: k(&h, "x"),
+            a_mop: Some(0),
+            b_mop: Some(1),
+            fact: Fact::ReadWritten { value: v(&h, 1) },
+        })
+    );
 
     let h = H::default().ok(0, "ry1wx1wy2").ok(0, "rx1ry1").build();
     let (_, rr) = infer_with(&h, &wfr());
-    let s = rr.explain(&h, 1, 0, Rels::RW).unwrap();
-    assert_eq!(s.value, Some(serde_json::json!(1)));
-    assert_eq!(s.value2, Some(serde_json::json!(2)));
-    assert_eq!((s.a_mop_index, s.b_mop_index), (Some(1), Some(2)));
     assert_eq!(
-        because(&s),
-        "T1 read key :y = 1, and T2 overwrote it with 2 (1 precedes 2 because writes follow reads)"
+        rr.explain(&h, 1, 0, Rels::RW),
+        Some(DataStep {
+            key: k(&h, "y"),
+            a_mop: Some(1),
+            b_mop: Some(2),
+            fact: Fact::ReadOverwritten {
+                from: Some(v(&h, 1)),
+                to: v(&h, 2),
+                sources: Sources(Source::WfrKeys.bit()),
+            },
+        })
     );
     // No such relation: no explanation.
     assert!(rr.explain(&h, 1, 0, Rels::WW).is_none());
@@ -743,20 +752,27 @@ fn explanations_name_register_values() {
         ..opts()
     };
     let (_, rr) = infer_with(&h, &to);
-    let s = rr.explain(&h, 1, 0, Rels::WW).unwrap();
     assert_eq!(
-        (s.key, s.a_mop_index, s.b_mop_index),
-        (Some(1), Some(1), Some(1))
-    );
-    assert_eq!(
-        because(&s),
-        "T1 wrote key :y = 4, and T2 overwrote it with 2 (4 precedes 2 in the given transaction order)"
+        rr.explain(&h, 1, 0, Rels::WW),
+        Some(DataStep {
+            key: k(&h, "y"),
+            a_mop: Some(1),
+            b_mop: Some(1),
+            fact: Fact::Overwrote {
+                from: v(&h, 4),
+                to: v(&h, 2),
+                sources: Sources(Source::TransactionOrder.bit()),
+            },
+        })
     );
     let s = rr.explain(&h, 0, 1, Rels::RW).unwrap();
-    assert_eq!(s.value, Some(serde_json::Value::Null));
     assert_eq!(
-        because(&s),
-        "T1 read key :x = nil (its initial state), and T2 overwrote it with 3"
+        s.fact,
+        Fact::ReadOverwritten {
+            from: None,
+            to: v(&h, 3),
+            sources: Sources(Source::InitialState.bit()),
+        }
     );
 }
 
@@ -766,9 +782,12 @@ fn explanations_prefer_wr_then_ww_then_rw() {
     let h = H::default().ok(0, "wx1wy1").ok(0, "rx1ry1wy2").build();
     let (_, rr) = infer_with(&h, &wfr());
     let all = Rels::WW | Rels::WR | Rels::RW;
-    assert_eq!(rr.explain(&h, 0, 1, all).unwrap().rel, Rels::WR);
+    assert_eq!(rr.explain(&h, 0, 1, all).unwrap().fact.rel(), Rels::WR);
     assert_eq!(
-        rr.explain(&h, 0, 1, Rels::WW | Rels::RW).unwrap().rel,
+        rr.explain(&h, 0, 1, Rels::WW | Rels::RW)
+            .unwrap()
+            .fact
+            .rel(),
         Rels::WW
     );
 }

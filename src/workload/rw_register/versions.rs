@@ -10,62 +10,7 @@ use crate::history::{Datum, History, KeyId, Outcome, Process, TxnId};
 use crate::workload::{Anomaly, AnomalyKind, Record};
 use rustc_hash::FxHashMap;
 
-/// Where a version-order edge comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// The initial state (`nil`) precedes every version.
-    InitialState,
-    /// The database's own commit order (white-box).
-    TransactionOrder,
-    /// A transaction's write of a key follows its read of that key.
-    WfrKeys,
-    /// Each process's transactions on a key follow process order.
-    SequentialKeys,
-    /// Transactions on a key follow real-time order.
-    LinearizableKeys,
-    /// Writers of a key follow real-time order.
-    RealtimeVersions,
-}
-
-impl Source {
-    /// In the order they are tried (Elle's; OneLite's option last).
-    pub const ALL: [Source; 6] = [
-        Source::InitialState,
-        Source::TransactionOrder,
-        Source::WfrKeys,
-        Source::SequentialKeys,
-        Source::LinearizableKeys,
-        Source::RealtimeVersions,
-    ];
-
-    /// Elle's name for the source, as in `:sources`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Source::InitialState => "initial-state",
-            Source::TransactionOrder => "transaction-order-keys",
-            Source::WfrKeys => "wfr-keys",
-            Source::SequentialKeys => "sequential-keys",
-            Source::LinearizableKeys => "linearizable-keys",
-            Source::RealtimeVersions => "realtime-versions",
-        }
-    }
-
-    pub(crate) fn bit(self) -> u8 {
-        1 << self as u8
-    }
-
-    /// How the source justifies an order, for explanations.
-    pub(crate) fn reason(self) -> &'static str {
-        match self {
-            Source::InitialState => "as the initial state",
-            Source::TransactionOrder => "in the given transaction order",
-            Source::WfrKeys => "because writes follow reads",
-            Source::SequentialKeys => "in process order",
-            Source::LinearizableKeys => "in real-time order",
-            Source::RealtimeVersions => "in real-time order of writers",
-        }
-    }
-}
+pub use crate::evidence::Source;
 
 /// What [`infer_order`] found.
 pub(crate) struct Found {
