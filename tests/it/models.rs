@@ -444,7 +444,7 @@ fn linearizability_input_errors_and_budget() {
     assert_eq!(o.status.code(), Some(4));
     assert!(String::from_utf8_lossy(&o.stderr).contains("expected :f to be acquire or release"));
     // Twelve concurrent writes then an impossible read: no linearization;
-    // a zero time limit stops the search first.
+    // a zero time limit stops the search at once.
     let mut h = String::new();
     for p in 0..12 {
         h += &format!("{{:type :invoke, :f :write, :value {p}, :process {p}}}\n");

@@ -15,9 +15,9 @@
 //! of them would be a configuration of its own. Beyond that, a configuration
 //! whose crashed calls include all those of one already seen with the same
 //! state and the same `:ok` calls linearized is pruned: it can reach nothing
-//! the smaller one cannot (see [`Memo`]). And a crashed call is not taken
-//! right after another crashed call when it would lead to the same state
-//! without it (a crashed write after a crashed write): the first is wasted.
+//! the smaller one cannot (see [`Memo`]). And no call is taken right after
+//! a crashed call when it would lead to the same state without it (a write
+//! after a crashed write): the crashed call was wasted there.
 
 use super::calls::Event;
 use super::spec::{step, Action, INITIAL};
@@ -343,7 +343,9 @@ pub fn search(
     // (call slot, state before it) of each linearized call, latest last.
     let mut stack: Vec<(u32, u32)> = Vec::new();
     let mut entry = next[head];
-    let mut ticks = 0u32;
+    // The clock is read every 4096 steps, the first step included (a zero
+    // time limit stops at once).
+    let mut ticks = 4095u32;
     // The latest slot of a return that blocked a configuration.
     let mut furthest: Option<u32> = None;
 
@@ -392,17 +394,17 @@ pub fn search(
                     let ci = c as usize;
                     let b = before_same[ci] as usize;
                     let canonical = b == NIL as usize || lin.bits[b / 64] & (1 << (b % 64)) != 0;
-                    // Two crashed calls in a row where the second does the
-                    // same without the first: the first is wasted, and the
-                    // configuration without it (reached by taking the
-                    // second directly) reaches everything this one can.
+                    // A crashed call whose effect the next call erases (it
+                    // leads to the same state without it, as a write does)
+                    // is wasted: the configuration without it, reached by
+                    // taking this call directly, reaches everything this
+                    // one can with a crashed call fewer.
                     let wasted = |s2: u32| {
-                        ret[ci] as usize >= finite
-                            && stack.last().is_some_and(|&(slot, before)| {
-                                matches!(events[slot as usize],
-                                    Event::Call(p) if ret[p as usize] as usize >= finite)
-                                    && step(before, actions[ci]) == Some(s2)
-                            })
+                        stack.last().is_some_and(|&(slot, before)| {
+                            matches!(events[slot as usize],
+                                Event::Call(p) if ret[p as usize] as usize >= finite)
+                                && step(before, actions[ci]) == Some(s2)
+                        })
                     };
                     if let Some(s2) =
                         step(state, actions[ci]).filter(|&s2| canonical && !wasted(s2))
