@@ -391,6 +391,7 @@ impl CommonArgs {
             allow_negative: self.allow_negative_balances,
             computed_writes: self.computed_transfers,
             group_size: self.group_size,
+            key_count: self.key_count,
         }
     }
 

@@ -79,6 +79,7 @@ impl ExecTarget {
                 "ISOLDE_ALLOW_NEGATIVE",
                 if self.params.allow_negative { "1" } else { "0" },
             )
+            .env("ISOLDE_KEY_COUNT", self.params.key_count.to_string())
             .env("ISOLDE_WORKER", worker.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -261,14 +262,36 @@ fn model_reply(sent: &Mop, value: &Json) -> Result<Mop, String> {
             Mop::ReadBalances(Some(bs))
         }
         Mop::ReadCounter(_) => Mop::ReadCounter(Some(int(value)?)),
-        Mop::ReadSet(_) => {
+        Mop::ReadSet(_) | Mop::ReadIds(_) => {
             let xs = value
                 .as_array()
-                .ok_or("a set read needs \"value\": an array of elements")?;
+                .ok_or("a set or comments read needs \"value\": an array of elements")?;
             let mut xs = xs.iter().map(int).collect::<Result<Vec<_>, _>>()?;
             xs.sort_unstable();
-            Mop::ReadSet(Some(xs))
+            if matches!(sent, Mop::ReadIds(_)) {
+                Mop::ReadIds(Some(xs))
+            } else {
+                Mop::ReadSet(Some(xs))
+            }
         }
+        Mop::SeqRead(k, _) => {
+            let xs = value.as_array().ok_or(
+                "a sequential read needs \"value\": an array of the subkeys' values (latest first)",
+            )?;
+            let xs = xs
+                .iter()
+                .map(|x| {
+                    if x.is_null() {
+                        Ok(None)
+                    } else {
+                        int(x).map(Some)
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Mop::SeqRead(*k, Some(xs))
+        }
+        Mop::RegRead(_) if value.is_null() => Mop::RegRead(None),
+        Mop::RegRead(_) => Mop::RegRead(Some(int(value)?)),
         other => other.clone(),
     })
 }
