@@ -106,7 +106,13 @@ impl Mop {
     pub fn is_read(&self) -> bool {
         matches!(
             self,
-            Mop::Read(..) | Mop::ReadBalances(_) | Mop::ReadCounter(_) | Mop::ReadSet(_)
+            Mop::Read(..)
+                | Mop::ReadBalances(_)
+                | Mop::ReadCounter(_)
+                | Mop::ReadSet(_)
+                | Mop::ReadIds(_)
+                | Mop::SeqRead(..)
+                | Mop::RegRead(_)
         )
     }
 

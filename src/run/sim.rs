@@ -226,6 +226,9 @@ pub struct SimTxn {
     installing: Option<usize>,
     /// The writes of a model op that reads first are chosen ([`Sim::decide`]).
     decided: bool,
+    /// cas, acquire, release: reads lock as writes do (no lock upgrades,
+    /// whose deadlocks would starve the lock's holder).
+    for_update: bool,
 }
 
 /// What one step of a transaction did.
@@ -365,6 +368,10 @@ impl Sim {
     /// Begins `txn` (taking its snapshot now).
     pub fn begin(&mut self, txn: Txn) -> SimTxn {
         let read_only = txn.iter().all(Mop::is_read);
+        let for_update = matches!(
+            txn[..],
+            [Mop::RegCas { .. } | Mop::Acquire(_) | Mop::Release(_)]
+        );
         let mut snapshot = self.db.clock;
         if self.level == SimLevel::Serializable && read_only {
             snapshot -= self.rng.below(STALE_LAG.min(snapshot) + 1);
@@ -382,6 +389,7 @@ impl Sim {
             held: Vec::new(),
             installing: None,
             decided: false,
+            for_update,
         }
     }
 
@@ -489,6 +497,19 @@ impl Sim {
             Mop::Read(..) => {
                 let value = if let Some(own) = a.writes.get(&k) {
                     Some(own.clone())
+                } else if a.for_update {
+                    // SELECT ... FOR UPDATE: the lock a write takes (the
+                    // lost-update bug skips it; snapshot isolation reads its
+                    // snapshot and relies on first committer wins).
+                    if self.bug == Some(SimBug::LostUpdate) || !self.level.write_locks() {
+                        self.db.at(k, a.snapshot)
+                    } else {
+                        match self.lock(a, k, true) {
+                            Lock::Granted => self.db.latest(k),
+                            Lock::Wait => return Step::Blocked,
+                            Lock::Die => return Step::Aborted("deadlock victim"),
+                        }
+                    }
                 } else if self.bug == Some(SimBug::LongFork) && a.read_only {
                     // Half the keys come from a replica that lags behind.
                     let lagging = (k + a.age) % 2 == 1;
