@@ -133,6 +133,12 @@ pub trait KvTxn {
     fn put(&mut self, k: Key, v: Value) -> Result<(), Self::Error>;
     /// `SELECT k FROM t WHERE v = ? ORDER BY k`: one comments table.
     fn keys_with(&mut self, v: Value) -> Result<Vec<Key>, Self::Error>;
+    /// `SELECT v FROM t WHERE k = ? FOR UPDATE`, where the database has it
+    /// (else `get`): a cas, acquire or release then queues on the row
+    /// rather than failing on the write after a plain read.
+    fn get_for_update(&mut self, k: Key) -> Result<Option<Value>, Self::Error> {
+        self.get(k)
+    }
 }
 
 /// Why a model op did not complete.
@@ -171,9 +177,8 @@ pub fn initial_rows(workload: WorkloadKind, params: &ModelParams) -> Vec<(Key, V
 /// with `computed_writes` sets both to what it computed from its reads.
 /// A comments read reads the tables one statement each, as Jepsen's reads
 /// its tables; a sequential read reads the subkeys latest first, one
-/// statement each. A cas, an acquire and a release read the row, then
-/// write it or refuse (`fail`), as a client with no compare-and-set
-/// statement does; the transaction's isolation makes that atomic or not.
+/// statement each. A cas, an acquire and a release read the row FOR UPDATE,
+/// then write it or refuse (`fail`).
 pub fn model_op<T: KvTxn>(
     t: &mut T,
     workload: WorkloadKind,
@@ -249,7 +254,7 @@ pub fn model_op<T: KvTxn>(
             }
             Ok(mop.clone())
         }
-        Mop::RegCas { old, new } => match t.get(0)? {
+        Mop::RegCas { old, new } => match t.get_for_update(0)? {
             Some(v) if v == old => {
                 t.put(0, new)?;
                 Ok(mop.clone())
@@ -259,7 +264,7 @@ pub fn model_op<T: KvTxn>(
                 v.map_or("nothing".into(), |v| v.to_string())
             ))),
         },
-        Mop::Acquire(owner) => match t.get(0)? {
+        Mop::Acquire(owner) => match t.get_for_update(0)? {
             Some(FREE) => {
                 t.put(0, owner as Value)?;
                 Ok(mop.clone())
@@ -269,7 +274,7 @@ pub fn model_op<T: KvTxn>(
             ))),
             None => Err(ModelFailure::Data("the lock's row is missing".into())),
         },
-        Mop::Release(owner) => match t.get(0)? {
+        Mop::Release(owner) => match t.get_for_update(0)? {
             Some(holder) if holder == owner as Value => {
                 t.put(0, FREE)?;
                 Ok(mop.clone())

@@ -326,6 +326,9 @@ impl MyTarget {
                 keys_with: conn
                     .prep(format!("SELECT k FROM {t} WHERE v = ? ORDER BY k"))
                     .map_err(db)?,
+                get_for_update: conn
+                    .prep(format!("SELECT v FROM {t} WHERE k = ? FOR UPDATE"))
+                    .map_err(db)?,
             }),
         };
         Ok(Box::new(MyClient {
@@ -360,6 +363,7 @@ struct ModelStatements {
     insert: Statement,
     put: Statement,
     keys_with: Statement,
+    get_for_update: Statement,
 }
 
 /// The connection inside `START TRANSACTION`, as [`KvTxn`] sees it.
@@ -392,6 +396,9 @@ impl KvTxn for MyKv<'_> {
     fn keys_with(&mut self, v: Value) -> Result<Vec<Key>, mysql::Error> {
         let rows: Vec<i64> = self.conn.exec(&self.s.keys_with, (v,))?;
         Ok(rows.into_iter().map(|k| k as Key).collect())
+    }
+    fn get_for_update(&mut self, k: Key) -> Result<Option<Value>, mysql::Error> {
+        self.conn.exec_first(&self.s.get_for_update, (k as i64,))
     }
 }
 

@@ -312,6 +312,9 @@ impl Target for PgTarget {
                 keys_with: conn
                     .prepare(&format!("SELECT k FROM {t} WHERE v = $1 ORDER BY k"))
                     .map_err(db)?,
+                get_for_update: conn
+                    .prepare(&format!("SELECT v FROM {t} WHERE k = $1 FOR UPDATE"))
+                    .map_err(db)?,
             }),
         };
         Ok(Box::new(PgClient {
@@ -354,6 +357,7 @@ struct ModelStatements {
     insert: Statement,
     put: Statement,
     keys_with: Statement,
+    get_for_update: Statement,
 }
 
 /// A transaction in progress, as [`KvTxn`] sees it.
@@ -400,6 +404,12 @@ impl KvTxn for PgKv<'_, '_> {
             .iter()
             .map(|r| r.get::<_, i64>(0) as Key)
             .collect())
+    }
+    fn get_for_update(&mut self, k: Key) -> Result<Option<Value>, postgres::Error> {
+        Ok(self
+            .tx
+            .query_opt(&self.s.get_for_update, &[&(k as i64)])?
+            .map(|r| r.get::<_, i64>(0)))
     }
 }
 
