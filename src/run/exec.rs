@@ -16,7 +16,14 @@
 //! balance, unless `ISOLDE_ALLOW_NEGATIVE=1`). Bank's program opens
 //! `ISOLDE_ACCOUNTS` accounts with `ISOLDE_TOTAL_AMOUNT` in account 0 when
 //! started on an empty input (setup). Long-fork is transactions of `w` and
-//! `r` micro-ops, as rw-register.
+//! `r` micro-ops, as rw-register. Comments: `{"f":"write","value":7}` and
+//! reads answered with a list of ids; sequential: `{"f":"write","value":[k,i]}`
+//! and `{"f":"read","value":[k,null]}` answered with the subkeys' values
+//! latest first (`null` for one not found; `ISOLDE_KEY_COUNT` subkeys);
+//! cas-register: `read` (answered with a number or `null`), `write`,
+//! `{"f":"cas","value":[old,new]}` (`fail` when the register holds another
+//! value); mutex: `acquire` and `release` (value `null`, the holder being
+//! `ISOLDE_WORKER`), `fail` when held, or not held by this worker.
 
 use super::client::{table_name, Client, Completion, Target};
 use super::{op_f_and_value, txn_json, Key, ModelParams, Mop, ReadValue, WorkloadKind};

@@ -28,9 +28,15 @@
 //! a transfer reads both balances (refusing, as Jepsen's clients do, to go
 //! negative unless allowed) and then writes both; a counter is one key whose
 //! adds build on the value the way appends do; a set is one list the adds
-//! append to. So `lost-update` loses transfers, adds and elements,
-//! `non-atomic` shows a transfer's debit without its credit, and `long-fork`
-//! makes long-fork's group reads disagree.
+//! append to; a comments table is one list; a sequential subkey, the
+//! cas-register and the mutex (its holder) are registers. A cas, acquire or
+//! release reads its register as SELECT ... FOR UPDATE does (locked as for
+//! a write, so no lock upgrade), then writes or refuses ([`Sim::decide`]).
+//! So `lost-update` loses transfers, adds, elements and ids and lets two
+//! cas or two acquires succeed together, `non-atomic` shows a transfer's
+//! debit without its credit, and `long-fork` makes long-fork's group reads
+//! disagree, comments' reads see an id but miss one written before it, and
+//! sequential's reads see a subkey but miss an earlier one.
 //!
 //! No OS threads: each scheduler step picks one simulated client from the seed
 //! and lets it do one thing (begin, one micro-op, or commit). Time is virtual
