@@ -623,3 +623,52 @@ fn exec_speaks_comments_sequential_cas_register_and_mutex() {
         }
     }
 }
+
+/// The command line for the linearizable workloads: the verdict, and the
+/// `isolde check` command (with the run's search bound) that agrees.
+#[test]
+fn the_cli_checks_cas_register_and_mutex_and_says_how_to_recheck() {
+    use std::process::Command;
+    let isolde = env!("CARGO_BIN_EXE_isolde");
+    for w in ["cas-register", "mutex"] {
+        for (bug, code) in [(None, 0), (Some("lost-update"), 1)] {
+            let out = run_support::temp_path(&format!("cli-{w}.jsonl"));
+            let out_s = out.display().to_string();
+            let mut args = vec![
+                "run",
+                "sim",
+                "-w",
+                w,
+                "-i",
+                "strict-serializable",
+                "-n",
+                "300",
+                "--seed",
+                "3",
+                "-o",
+                &out_s,
+            ];
+            if let Some(b) = bug {
+                args.extend_from_slice(&["--bug", b]);
+            }
+            let o = Command::new(isolde).args(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(code), "{w}: {err}");
+            if code == 0 {
+                assert!(err.contains(&format!("; valid ({w})")), "{err}");
+            } else {
+                assert!(err.contains(&format!("; INVALID ({w})")), "{err}");
+                let again = format!(
+                    "all findings: isolde check -x --model {w} --solver-timeout 30000 {out_s}"
+                );
+                assert!(err.contains(&again), "{err}");
+            }
+            let o = Command::new(isolde)
+                .args(["check", "--model", w, &out_s])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(code), "{w}: isolde check agrees");
+            let _ = std::fs::remove_file(&out);
+        }
+    }
+}
