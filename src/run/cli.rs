@@ -153,7 +153,8 @@ pub struct CommonArgs {
     /// anomalies; bank, counter, set, set-full, long-fork, comments,
     /// sequential, cas-register and mutex are Jepsen's workloads of those
     /// names, checked as `isolde check --model` checks them (cas-register
-    /// and mutex: linearizable, so use sim -i strict-serializable).
+    /// is checked for linearizability, which the sim's serializable stale
+    /// reads break: use sim -i strict-serializable).
     #[arg(short = 'w', long, value_enum, default_value = "list-append")]
     pub workload: WorkloadKind,
     /// bank: number of accounts.
