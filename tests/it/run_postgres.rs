@@ -295,6 +295,32 @@ fn postgres_serializable_is_valid_for_the_models() {
     }
 }
 
+/// Sequential, cas-register and mutex hold at READ COMMITTED too, every
+/// run: sequential reads its subkeys latest first, one statement each, so a
+/// later statement sees at least what an earlier one saw; a cas, acquire or
+/// release reads the row FOR UPDATE, which waits for its writer and reads
+/// the latest version; a plain read reads the latest committed value.
+#[test]
+fn postgres_read_committed_is_valid_for_sequential_cas_register_and_mutex() {
+    if !up() {
+        return;
+    }
+    for (w, model) in [
+        ("sequential", Model::Sequential),
+        ("cas-register", Model::CasRegister),
+        ("mutex", Model::Mutex),
+    ] {
+        let r = pg(
+            &format!("pg-rc-{w}"),
+            "read-committed",
+            &["-n", "300", "-w", w],
+        );
+        assert_eq!(r.counts.info, 0, "{w}: {:?}", r.counts);
+        let (v, report) = check_model(&r.path, model, &model_defaults());
+        assert_eq!(v, Validity::True, "{w}: {report}");
+    }
+}
+
 /// Comments, sequential, cas-register and mutex under SERIALIZABLE: valid
 /// (PostgreSQL's serializable snapshots are taken after every commit that
 /// completed before the transaction began, so reads keep real time too),
