@@ -31,7 +31,7 @@
 //! append to; a comments table is one list; a sequential subkey, the
 //! cas-register and the mutex (its holder) are registers. A cas, acquire or
 //! release reads its register as SELECT ... FOR UPDATE does (locked as for
-//! a write, so no lock upgrade), then writes or refuses ([`Sim::decide`]).
+//! a write, so no lock upgrade), then writes or refuses (`Sim::decide`).
 //! So `lost-update` loses transfers, adds, elements and ids and lets two
 //! cas or two acquires succeed together, `non-atomic` shows a transfer's
 //! debit without its credit, and `long-fork` makes long-fork's group reads
@@ -230,7 +230,7 @@ pub struct SimTxn {
     held: Vec<Key>,
     /// `non-atomic` bug: writes still to install.
     installing: Option<usize>,
-    /// The writes of a model op that reads first are chosen ([`Sim::decide`]).
+    /// The writes of a model op that reads first are chosen (`Sim::decide`).
     decided: bool,
     /// cas, acquire, release: reads lock as writes do (no lock upgrades,
     /// whose deadlocks would starve the lock's holder).
