@@ -51,7 +51,8 @@ pub mod explain;
 pub mod graph;
 pub mod history;
 pub mod model;
-// elle-cli's non-transactional models: bank, counter, set, set-full, long-fork.
+// elle-cli's non-transactional models: bank, counter, set, set-full, long-fork,
+// comments, sequential, cas-register, mutex.
 pub mod models;
 pub mod report;
 pub mod rng;

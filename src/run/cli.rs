@@ -48,11 +48,13 @@ pub enum TargetArgs {
         )]
         isolation: SimLevel,
         /// A deliberate bug: lost-update (stale write-back; loses bank
-        /// transfers, counter adds, set elements), non-atomic (commits
-        /// visible one key at a time to readers that take no locks: a debit
-        /// without its credit), aborted-read (aborted writes leak),
+        /// transfers, counter adds, set elements, comments' ids; lets two
+        /// cas from one value, or two acquires, both succeed), non-atomic
+        /// (commits visible one key at a time to readers that take no locks:
+        /// a debit without its credit), aborted-read (aborted writes leak),
         /// long-fork (read-only transactions read from two unsynchronised
-        /// replicas).
+        /// replicas: forks, comments reads that miss an earlier id,
+        /// sequential reads that miss an earlier subkey).
         #[arg(long, value_enum)]
         bug: Option<SimBug>,
         #[command(flatten)]
@@ -148,8 +150,11 @@ pub enum TargetArgs {
 #[derive(Args, Debug, Clone)]
 pub struct CommonArgs {
     /// list-append and rw-register are transactions checked for Elle's
-    /// anomalies; bank, counter, set, set-full and long-fork are Jepsen's
-    /// workloads of those names, checked as `isolde check --model` checks them.
+    /// anomalies; bank, counter, set, set-full, long-fork, comments,
+    /// sequential, cas-register and mutex are Jepsen's workloads of those
+    /// names, checked as `isolde check --model` checks them (cas-register
+    /// is checked for linearizability, which the sim's serializable stale
+    /// reads break: use sim -i strict-serializable).
     #[arg(short = 'w', long, value_enum, default_value = "list-append")]
     pub workload: WorkloadKind,
     /// bank: number of accounts.
@@ -184,7 +189,8 @@ pub struct CommonArgs {
     /// Concurrent clients, one connection each.
     #[arg(short = 'p', long, default_value_t = 10)]
     pub processes: u32,
-    /// Keys in the active window at any time.
+    /// Keys in the active window at any time (comments: tables;
+    /// sequential: subkeys per key).
     #[arg(long, default_value_t = 10)]
     pub key_count: u32,
     #[arg(long, default_value_t = 1)]
@@ -194,8 +200,8 @@ pub struct CommonArgs {
     /// A key leaves the window after at most this many writes.
     #[arg(long, default_value_t = 256)]
     pub max_writes_per_key: u32,
-    /// Probability that a micro-op is a read (bank, counter, set-full: that
-    /// an op is a read).
+    /// Probability that a micro-op is a read (bank, counter, set-full,
+    /// comments, sequential, cas-register: that an op is a read).
     #[arg(long, default_value_t = 0.5)]
     pub read_ratio: f64,
     /// Random seed: the same seed generates the same transactions (default: random, printed).
@@ -222,7 +228,7 @@ pub struct CommonArgs {
     /// values repeat.
     #[arg(long, default_value_t = 0.0)]
     pub duplicates: f64,
-    /// Size of that domain.
+    /// Size of that domain (cas-register: values are 0 to N-1).
     #[arg(long, default_value_t = 5)]
     pub value_domain: u32,
     /// Distribution of duplicate values: uniform or zipf:THETA.
@@ -391,6 +397,7 @@ impl CommonArgs {
             allow_negative: self.allow_negative_balances,
             computed_writes: self.computed_transfers,
             group_size: self.group_size,
+            key_count: self.key_count,
         }
     }
 
@@ -403,7 +410,12 @@ impl CommonArgs {
                 total_amount: Some(self.total_amount),
             },
             group_size: self.group_size as usize,
-            ..Default::default()
+            // cas-register and mutex: the bound `isolde check` gives the
+            // linearizability search.
+            linearizable: crate::models::linearizable::LinOptions {
+                time_limit_ms: Some(self.solver_timeout),
+                ..Default::default()
+            },
         }
     }
 
@@ -419,6 +431,9 @@ impl CommonArgs {
                 format!(" --total-amount {}{neg}", self.total_amount)
             }
             WorkloadKind::LongFork => format!(" --group-size {}", self.group_size),
+            WorkloadKind::CasRegister | WorkloadKind::Mutex => {
+                format!(" --solver-timeout {}", self.solver_timeout)
+            }
             _ => String::new(),
         }
     }
@@ -933,7 +948,8 @@ fn record_to_check(args: &RunArgs) -> Result<(Recorded, String), i32> {
     Ok((r, summary))
 }
 
-/// `isolde run -w bank|counter|set|set-full|long-fork`: records as any run,
+/// `isolde run -w bank|counter|set|set-full|long-fork|comments|sequential|
+/// cas-register|mutex`: records as any run,
 /// then checks the history with the model's checker (`src/models/`), as
 /// `isolde check --model` would.
 fn run_model_command(args: &RunArgs) -> anyhow::Result<i32> {

@@ -2,7 +2,7 @@
 //! [`Target`] sets the database up and opens connections; a [`Client`] (one
 //! per worker thread) runs transactions on its connection.
 
-use super::{Key, ModelParams, Mop, ReadValue, Txn, Value, WorkloadKind};
+use super::{Key, ModelParams, Mop, ReadValue, Txn, Value, WorkloadKind, FREE};
 
 /// How one transaction ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,6 +102,10 @@ pub fn table_name(workload: WorkloadKind, run_id: &str) -> String {
         WorkloadKind::Set => "set",
         WorkloadKind::SetFull => "setfull",
         WorkloadKind::LongFork => "longfork",
+        WorkloadKind::Comments => "comments",
+        WorkloadKind::Sequential => "sequential",
+        WorkloadKind::CasRegister => "casregister",
+        WorkloadKind::Mutex => "mutex",
     };
     format!("isolde_{w}_{run_id}")
 }
@@ -109,7 +113,10 @@ pub fn table_name(workload: WorkloadKind, run_id: &str) -> String {
 /// The statements a SQL client offers the model workloads, on a table
 /// `(k BIGINT PRIMARY KEY, v BIGINT NOT NULL)` inside the open transaction:
 /// bank's accounts `(id, balance)`, the counter's one row `(0, value)`, a
-/// set's elements `(element, element)`, long-fork's write-once keys.
+/// set's elements `(element, element)`, long-fork's write-once keys,
+/// comments' ids `(id, table)` (a table is the rows of one `v`),
+/// sequential's subkeys `(row, row)`, the register's row 0 (absent until
+/// written), the lock's row `(0, holder or FREE)`.
 /// [`model_op`] runs a model op with them, the same way on every database.
 pub trait KvTxn {
     type Error;
@@ -124,6 +131,14 @@ pub trait KvTxn {
     fn insert(&mut self, k: Key, v: Value) -> Result<(), Self::Error>;
     /// `UPDATE t SET v = ? WHERE k = ?`.
     fn put(&mut self, k: Key, v: Value) -> Result<(), Self::Error>;
+    /// `SELECT k FROM t WHERE v = ? ORDER BY k`: one comments table.
+    fn keys_with(&mut self, v: Value) -> Result<Vec<Key>, Self::Error>;
+    /// `SELECT v FROM t WHERE k = ? FOR UPDATE`, where the database has it
+    /// (else `get`): a cas, acquire or release then queues on the row
+    /// rather than failing on the write after a plain read.
+    fn get_for_update(&mut self, k: Key) -> Result<Option<Value>, Self::Error> {
+        self.get(k)
+    }
 }
 
 /// Why a model op did not complete.
@@ -148,6 +163,7 @@ pub fn initial_rows(workload: WorkloadKind, params: &ModelParams) -> Vec<(Key, V
     match workload {
         WorkloadKind::Bank => params.initial_balances(),
         WorkloadKind::Counter => vec![(0, 0)],
+        WorkloadKind::Mutex => vec![(0, FREE)],
         _ => vec![],
     }
 }
@@ -159,6 +175,10 @@ pub fn initial_rows(workload: WorkloadKind, params: &ModelParams) -> Vec<(Key, V
 /// the source would go negative, then updates both by the amount, as
 /// Jepsen's bank clients do (`UPDATE ... SET balance = balance - ?`), or
 /// with `computed_writes` sets both to what it computed from its reads.
+/// A comments read reads the tables one statement each, as Jepsen's reads
+/// its tables; a sequential read reads the subkeys latest first, one
+/// statement each. A cas, an acquire and a release read the row FOR UPDATE,
+/// then write it or refuse (`fail`).
 pub fn model_op<T: KvTxn>(
     t: &mut T,
     workload: WorkloadKind,
@@ -202,6 +222,67 @@ pub fn model_op<T: KvTxn>(
         Mop::ReadSet(_) => Ok(Mop::ReadSet(Some(
             t.scan()?.into_iter().map(|(k, _)| k as Value).collect(),
         ))),
+        Mop::WriteId(id) => {
+            t.insert(id as Key, id % params.key_count.max(1) as Value)?;
+            Ok(mop.clone())
+        }
+        Mop::ReadIds(_) => {
+            let mut ids = vec![];
+            for table in 0..params.key_count.max(1) {
+                ids.extend(t.keys_with(table as Value)?.into_iter().map(|k| k as Value));
+            }
+            ids.sort_unstable();
+            Ok(Mop::ReadIds(Some(ids)))
+        }
+        Mop::SeqWrite(k, i) => {
+            let row = params.subkey(k, i);
+            t.insert(row, row as Value)?;
+            Ok(mop.clone())
+        }
+        Mop::SeqRead(k, _) => {
+            let mut values = Vec::with_capacity(params.key_count as usize);
+            for i in (0..params.key_count).rev() {
+                values.push(t.get(params.subkey(k, i))?);
+            }
+            Ok(Mop::SeqRead(k, Some(values)))
+        }
+        Mop::RegRead(_) => Ok(Mop::RegRead(t.get(0)?)),
+        Mop::RegWrite(v) => {
+            match t.get(0)? {
+                Some(_) => t.put(0, v)?,
+                None => t.insert(0, v)?,
+            }
+            Ok(mop.clone())
+        }
+        Mop::RegCas { old, new } => match t.get_for_update(0)? {
+            Some(v) if v == old => {
+                t.put(0, new)?;
+                Ok(mop.clone())
+            }
+            v => Err(ModelFailure::Refused(format!(
+                "cas: the register holds {}, not {old}",
+                v.map_or("nothing".into(), |v| v.to_string())
+            ))),
+        },
+        Mop::Acquire(owner) => match t.get_for_update(0)? {
+            Some(FREE) => {
+                t.put(0, owner as Value)?;
+                Ok(mop.clone())
+            }
+            Some(holder) => Err(ModelFailure::Refused(format!(
+                "held: worker {holder} holds the lock"
+            ))),
+            None => Err(ModelFailure::Data("the lock's row is missing".into())),
+        },
+        Mop::Release(owner) => match t.get_for_update(0)? {
+            Some(holder) if holder == owner as Value => {
+                t.put(0, FREE)?;
+                Ok(mop.clone())
+            }
+            _ => Err(ModelFailure::Refused(format!(
+                "not held: worker {owner} does not hold the lock"
+            ))),
+        },
         Mop::Write(k, v) => {
             t.insert(k, v)?;
             Ok(mop.clone())

@@ -275,15 +275,16 @@ impl Shared<'_> {
         }
     }
 
-    /// The next transaction and its slot number, or `None` when the budget is spent.
-    fn next_txn(&self) -> Option<(Txn, u64)> {
+    /// Worker `w`'s next transaction and its slot number, or `None` when
+    /// the budget is spent.
+    fn next_txn(&self, w: u32) -> Option<(Txn, u64)> {
         let mut g = self.gen.lock().unwrap_or_else(|p| p.into_inner());
         if self.plan.txns.is_some_and(|n| g.1 >= n) {
             return None;
         }
         g.1 += 1;
         let slot = g.1 - 1;
-        Some((g.0.next_txn(), slot))
+        Some((g.0.next_txn_for(w), slot))
     }
 
     /// Runs one transaction and records it; returns its outcome and whether
@@ -354,7 +355,7 @@ impl Shared<'_> {
             let (txn, retries_left) = match retry.take() {
                 Some(r) => r,
                 None => {
-                    let Some((txn, slot)) = self.next_txn() else {
+                    let Some((txn, slot)) = self.next_txn(w) else {
                         return;
                     };
                     if let Some(rate) = self.plan.rate {
@@ -371,6 +372,11 @@ impl Shared<'_> {
             };
             let s = session.as_mut().expect("connected above");
             let (outcome, keep) = self.run_one(s, process, &txn);
+            self.gen
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .0
+                .observe(w, &txn, outcome);
             if !keep || outcome == Outcome::Info {
                 session = None;
             }

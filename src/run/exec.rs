@@ -16,7 +16,14 @@
 //! balance, unless `ISOLDE_ALLOW_NEGATIVE=1`). Bank's program opens
 //! `ISOLDE_ACCOUNTS` accounts with `ISOLDE_TOTAL_AMOUNT` in account 0 when
 //! started on an empty input (setup). Long-fork is transactions of `w` and
-//! `r` micro-ops, as rw-register.
+//! `r` micro-ops, as rw-register. Comments: `{"f":"write","value":7}` and
+//! reads answered with a list of ids; sequential: `{"f":"write","value":[k,i]}`
+//! and `{"f":"read","value":[k,null]}` answered with the subkeys' values
+//! latest first (`null` for one not found; `ISOLDE_KEY_COUNT` subkeys);
+//! cas-register: `read` (answered with a number or `null`), `write`,
+//! `{"f":"cas","value":[old,new]}` (`fail` when the register holds another
+//! value); mutex: `acquire` and `release` (value `null`, the holder being
+//! `ISOLDE_WORKER`), `fail` when held, or not held by this worker.
 
 use super::client::{table_name, Client, Completion, Target};
 use super::{op_f_and_value, txn_json, Key, ModelParams, Mop, ReadValue, WorkloadKind};
@@ -79,6 +86,7 @@ impl ExecTarget {
                 "ISOLDE_ALLOW_NEGATIVE",
                 if self.params.allow_negative { "1" } else { "0" },
             )
+            .env("ISOLDE_KEY_COUNT", self.params.key_count.to_string())
             .env("ISOLDE_WORKER", worker.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -261,14 +269,36 @@ fn model_reply(sent: &Mop, value: &Json) -> Result<Mop, String> {
             Mop::ReadBalances(Some(bs))
         }
         Mop::ReadCounter(_) => Mop::ReadCounter(Some(int(value)?)),
-        Mop::ReadSet(_) => {
+        Mop::ReadSet(_) | Mop::ReadIds(_) => {
             let xs = value
                 .as_array()
-                .ok_or("a set read needs \"value\": an array of elements")?;
+                .ok_or("a set or comments read needs \"value\": an array of elements")?;
             let mut xs = xs.iter().map(int).collect::<Result<Vec<_>, _>>()?;
             xs.sort_unstable();
-            Mop::ReadSet(Some(xs))
+            if matches!(sent, Mop::ReadIds(_)) {
+                Mop::ReadIds(Some(xs))
+            } else {
+                Mop::ReadSet(Some(xs))
+            }
         }
+        Mop::SeqRead(k, _) => {
+            let xs = value.as_array().ok_or(
+                "a sequential read needs \"value\": an array of the subkeys' values (latest first)",
+            )?;
+            let xs = xs
+                .iter()
+                .map(|x| {
+                    if x.is_null() {
+                        Ok(None)
+                    } else {
+                        int(x).map(Some)
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Mop::SeqRead(*k, Some(xs))
+        }
+        Mop::RegRead(_) if value.is_null() => Mop::RegRead(None),
+        Mop::RegRead(_) => Mop::RegRead(Some(int(value)?)),
         other => other.clone(),
     })
 }

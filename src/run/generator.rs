@@ -9,11 +9,14 @@
 //! key, except on keys chosen for duplicates (`duplicates` of them), which
 //! draw values from `[1, value_domain]`.
 //!
-//! The model workloads (bank, counter, set, set-full, long-fork) have
-//! generators of their own, the shapes of Jepsen's workloads; see
-//! [`Generator::next_txn`].
+//! The model workloads (bank, counter, set, set-full, long-fork, comments,
+//! sequential, cas-register, mutex) have generators of their own, the shapes
+//! of Jepsen's workloads; see [`Generator::next_txn_for`]. Sequential and
+//! mutex keep state per worker, which [`Generator::observe`] updates with
+//! each op's outcome.
 
 use super::{Key, ModelParams, Mop, Txn, Value, WorkloadKind};
+use crate::history::Outcome;
 use crate::rng::{Dist, Rng, Sampler, Zipf};
 
 /// Everything that shapes the generated transactions.
@@ -119,12 +122,18 @@ pub struct Generator {
     /// Keys that left the window: writes so far and whether values repeat
     /// (for [`Generator::with_fresh_values`]).
     retired: rustc_hash::FxHashMap<Key, (u32, bool)>,
-    /// set, set-full: the next element; long-fork: the next key to write.
+    /// set, set-full: the next element; long-fork, sequential: the next key
+    /// to write; comments: the next id.
     next_fresh: Value,
     /// long-fork: keys written whose group has not been read since.
     unread: std::collections::VecDeque<Key>,
-    /// long-fork: the last keys written (at most [`ACTIVE_GROUPS`]).
+    /// long-fork: the last keys written (at most [`ACTIVE_GROUPS`]);
+    /// sequential: the last keys begun.
     recent: std::collections::VecDeque<Key>,
+    /// sequential: per worker, the key it is inserting and its next subkey.
+    writing: rustc_hash::FxHashMap<u32, (Key, u32)>,
+    /// mutex: the workers whose next op is a release.
+    releasing: rustc_hash::FxHashSet<u32>,
 }
 
 /// long-fork: how many recently written keys a read of "another active
@@ -147,6 +156,8 @@ impl Generator {
             next_fresh: 0,
             unread: Default::default(),
             recent: Default::default(),
+            writing: Default::default(),
+            releasing: Default::default(),
             rng: rng.fork(),
             opts,
         };
@@ -172,7 +183,12 @@ impl Generator {
         }
     }
 
-    /// The next transaction (reads carry `None`).
+    /// The next transaction (reads carry `None`), for worker 0.
+    pub fn next_txn(&mut self) -> Txn {
+        self.next_txn_for(0)
+    }
+
+    /// The next transaction for worker `worker` (reads carry `None`).
     ///
     /// The models, after Jepsen's workloads (`read_ratio` is the chance of a
     /// read where a workload mixes reads in):
@@ -187,12 +203,69 @@ impl Generator {
     ///   write, else (or when none) a random recent group, or a write when no
     ///   key was written yet. Jepsen keeps this state per worker thread
     ///   (a worker reads the group it just wrote); the generator here is
-    ///   shared, so it keeps one queue.
-    pub fn next_txn(&mut self) -> Txn {
+    ///   shared, so it keeps one queue;
+    /// - comments: writes of ids 0, 1, 2, ... (each to table id mod
+    ///   key-count) and reads of every table;
+    /// - sequential: a worker inserts the subkeys 0..key-count of a fresh
+    ///   key one op at a time, in order, and starts a new key when done or
+    ///   when an insert did not succeed (a later subkey must never follow
+    ///   one that may be missing); reads are of a recently begun key, its
+    ///   subkeys latest first;
+    /// - cas-register: reads, or (evenly) writes of a value below
+    ///   value-domain and cas of two such values;
+    /// - mutex: a worker acquires, then (once its acquire did not fail)
+    ///   releases.
+    pub fn next_txn_for(&mut self, worker: u32) -> Txn {
         match self.opts.workload {
             WorkloadKind::ListAppend | WorkloadKind::RwRegister => self.next_elle_txn(),
+            WorkloadKind::Sequential => vec![self.next_sequential(worker)],
+            WorkloadKind::Mutex if self.releasing.contains(&worker) => vec![Mop::Release(worker)],
+            WorkloadKind::Mutex => vec![Mop::Acquire(worker)],
             _ => self.next_model_txn(),
         }
+    }
+
+    /// Learns how worker `worker`'s op `txn` ended (sequential and mutex
+    /// choose a worker's next op by it).
+    pub fn observe(&mut self, worker: u32, txn: &[Mop], outcome: Outcome) {
+        match (txn, outcome) {
+            ([Mop::SeqWrite(..)], Outcome::Fail | Outcome::Info) => {
+                self.writing.remove(&worker);
+            }
+            // The lock may be ours: try to give it back.
+            ([Mop::Acquire(_)], Outcome::Ok | Outcome::Info)
+            | ([Mop::Release(_)], Outcome::Info) => {
+                self.releasing.insert(worker);
+            }
+            ([Mop::Acquire(_) | Mop::Release(_)], _) => {
+                self.releasing.remove(&worker);
+            }
+            _ => {}
+        }
+    }
+
+    fn next_sequential(&mut self, worker: u32) -> Mop {
+        if !self.recent.is_empty() && self.rng.chance(self.opts.read_ratio) {
+            let i = self.rng.below(self.recent.len() as u64) as usize;
+            return Mop::SeqRead(self.recent[i], None);
+        }
+        let (k, i) = match self.writing.get(&worker) {
+            Some(&at) => at,
+            None => {
+                let k = self.fresh() as Key;
+                self.recent.push_back(k);
+                if self.recent.len() > ACTIVE_GROUPS {
+                    self.recent.pop_front();
+                }
+                (k, 0)
+            }
+        };
+        if i + 1 < self.opts.model.key_count {
+            self.writing.insert(worker, (k, i + 1));
+        } else {
+            self.writing.remove(&worker);
+        }
+        Mop::SeqWrite(k, i)
     }
 
     fn next_model_txn(&mut self) -> Txn {
@@ -215,7 +288,23 @@ impl Generator {
             WorkloadKind::SetFull if read => Mop::ReadSet(None),
             WorkloadKind::Set | WorkloadKind::SetFull => Mop::Add(self.fresh()),
             WorkloadKind::LongFork => return self.next_long_fork(),
-            WorkloadKind::ListAppend | WorkloadKind::RwRegister => unreachable!("not a model"),
+            WorkloadKind::Comments if read => Mop::ReadIds(None),
+            WorkloadKind::Comments => Mop::WriteId(self.fresh()),
+            WorkloadKind::CasRegister if read => Mop::RegRead(None),
+            WorkloadKind::CasRegister => {
+                let d = self.opts.value_domain as u64;
+                if self.rng.chance(0.5) {
+                    Mop::RegWrite(self.rng.below(d) as Value)
+                } else {
+                    let old = self.rng.below(d) as Value;
+                    let new = self.rng.below(d) as Value;
+                    Mop::RegCas { old, new }
+                }
+            }
+            WorkloadKind::ListAppend
+            | WorkloadKind::RwRegister
+            | WorkloadKind::Sequential
+            | WorkloadKind::Mutex => unreachable!("generated elsewhere"),
         };
         vec![op]
     }
@@ -314,6 +403,7 @@ impl Generator {
                 Mop::Add(_) if matches!(w, WorkloadKind::Set | WorkloadKind::SetFull) => {
                     Mop::Add(self.fresh())
                 }
+                Mop::WriteId(_) => Mop::WriteId(self.fresh()),
                 Mop::Write(..) if w == WorkloadKind::LongFork => self.long_fork_write(),
                 Mop::Append(k, _) => Mop::Append(k, self.fresh_value(k)),
                 Mop::Write(k, _) => Mop::Write(k, self.fresh_value(k)),
@@ -355,14 +445,20 @@ impl Generator {
     }
 
     /// The final transaction of a run: a read of every key touched; for the
-    /// models, their read (none for long-fork, whose reads are its groups).
+    /// models, their read (none for long-fork, whose reads are its groups,
+    /// nor for comments, sequential, cas-register and mutex, whose
+    /// checkers judge the reads during the run).
     pub fn final_read(&self) -> Txn {
         match self.opts.workload {
             WorkloadKind::ListAppend | WorkloadKind::RwRegister => {}
             WorkloadKind::Bank => return vec![Mop::ReadBalances(None)],
             WorkloadKind::Counter => return vec![Mop::ReadCounter(None)],
             WorkloadKind::Set | WorkloadKind::SetFull => return vec![Mop::ReadSet(None)],
-            WorkloadKind::LongFork => return vec![],
+            WorkloadKind::LongFork
+            | WorkloadKind::Comments
+            | WorkloadKind::Sequential
+            | WorkloadKind::CasRegister
+            | WorkloadKind::Mutex => return vec![],
         }
         self.touched_keys()
             .into_iter()

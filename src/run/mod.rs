@@ -44,10 +44,11 @@ pub enum ReadValue {
 
 /// One micro-operation, as sent to a client and as recorded.
 ///
-/// The last five are the operations of Jepsen's non-transactional models
-/// (bank, counter, set, set-full): each is a transaction on its own, recorded
-/// as one Jepsen op with its own `:f` (see [`op_f_and_value`]). Long-fork
-/// uses `Write` and `Read`, in transactions of `:f :txn`, as Jepsen does.
+/// The others are the operations of Jepsen's non-transactional models
+/// (bank, counter, set, set-full, comments, sequential, cas-register,
+/// mutex): each is a transaction on its own, recorded as one Jepsen op with
+/// its own `:f` (see [`op_f_and_value`]). Long-fork uses `Write` and `Read`,
+/// in transactions of `:f :txn`, as Jepsen does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mop {
     Append(Key, Value),
@@ -67,6 +68,29 @@ pub enum Mop {
     ReadCounter(Option<Value>),
     /// set, set-full: every element, ascending.
     ReadSet(Option<Vec<Value>>),
+    /// comments: insert a unique id (into table `id mod --key-count`).
+    WriteId(Value),
+    /// comments: every id of every table, ascending.
+    ReadIds(Option<Vec<Value>>),
+    /// sequential: insert subkey `i` of key `k` (its own transaction).
+    SeqWrite(Key, u32),
+    /// sequential: read key `k`'s subkeys, latest first (`None` for a
+    /// subkey not found); the outer `None` in an invocation.
+    SeqRead(Key, Option<Vec<Option<Value>>>),
+    /// cas-register: read the register (`None`: not written yet, or an
+    /// invocation).
+    RegRead(Option<Value>),
+    /// cas-register: write a value.
+    RegWrite(Value),
+    /// cas-register: set the register to `new` if it holds `old`, else fail.
+    RegCas {
+        old: Value,
+        new: Value,
+    },
+    /// mutex: take the lock for worker `owner` (fail if it is held).
+    Acquire(u32),
+    /// mutex: give back the lock `owner` holds (fail if it does not).
+    Release(u32),
 }
 
 impl Mop {
@@ -82,7 +106,13 @@ impl Mop {
     pub fn is_read(&self) -> bool {
         matches!(
             self,
-            Mop::Read(..) | Mop::ReadBalances(_) | Mop::ReadCounter(_) | Mop::ReadSet(_)
+            Mop::Read(..)
+                | Mop::ReadBalances(_)
+                | Mop::ReadCounter(_)
+                | Mop::ReadSet(_)
+                | Mop::ReadIds(_)
+                | Mop::SeqRead(..)
+                | Mop::RegRead(_)
         )
     }
 
@@ -92,7 +122,16 @@ impl Mop {
             Mop::Append(..) | Mop::Write(..) | Mop::Read(..) => None,
             Mop::Transfer { .. } => Some("transfer"),
             Mop::Add(_) => Some("add"),
-            Mop::ReadBalances(_) | Mop::ReadCounter(_) | Mop::ReadSet(_) => Some("read"),
+            Mop::ReadBalances(_)
+            | Mop::ReadCounter(_)
+            | Mop::ReadSet(_)
+            | Mop::ReadIds(_)
+            | Mop::SeqRead(..)
+            | Mop::RegRead(_) => Some("read"),
+            Mop::WriteId(_) | Mop::SeqWrite(..) | Mop::RegWrite(_) => Some("write"),
+            Mop::RegCas { .. } => Some("cas"),
+            Mop::Acquire(_) => Some("acquire"),
+            Mop::Release(_) => Some("release"),
         }
     }
 
@@ -119,10 +158,35 @@ impl Mop {
             Mop::Transfer { from, to, amount } => {
                 write!(out, "{{\"from\":{from},\"to\":{to},\"amount\":{amount}}}")
             }
-            Mop::Add(v) | Mop::ReadCounter(Some(v)) => write!(out, "{v}"),
-            Mop::ReadBalances(None) | Mop::ReadCounter(None) | Mop::ReadSet(None) => {
-                write!(out, "null")
+            Mop::Add(v)
+            | Mop::ReadCounter(Some(v))
+            | Mop::WriteId(v)
+            | Mop::RegWrite(v)
+            | Mop::RegRead(Some(v)) => write!(out, "{v}"),
+            Mop::ReadBalances(None)
+            | Mop::ReadCounter(None)
+            | Mop::ReadSet(None)
+            | Mop::ReadIds(None)
+            | Mop::RegRead(None)
+            | Mop::Acquire(_)
+            | Mop::Release(_) => write!(out, "null"),
+            Mop::SeqWrite(k, i) => write!(out, "[{k},{i}]"),
+            Mop::SeqRead(k, None) => write!(out, "[{k},null]"),
+            Mop::SeqRead(k, Some(vs)) => {
+                let _ = write!(out, "[{k},[");
+                for (i, v) in vs.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let _ = match v {
+                        Some(v) => write!(out, "{v}"),
+                        None => write!(out, "null"),
+                    };
+                }
+                out.push_str("]]");
+                Ok(())
             }
+            Mop::RegCas { old, new } => write!(out, "[{old},{new}]"),
             Mop::ReadBalances(Some(bs)) => {
                 out.push('{');
                 for (i, (k, v)) in bs.iter().enumerate() {
@@ -134,7 +198,7 @@ impl Mop {
                 out.push('}');
                 Ok(())
             }
-            Mop::ReadSet(Some(xs)) => {
+            Mop::ReadSet(Some(xs)) | Mop::ReadIds(Some(xs)) => {
                 out.push('[');
                 for (i, v) in xs.iter().enumerate() {
                     if i > 0 {
@@ -197,6 +261,16 @@ pub enum WorkloadKind {
     SetFull,
     /// Jepsen's long-fork: write-once keys and reads of groups of keys.
     LongFork,
+    /// Jepsen's comments: unique ids inserted into one of --key-count
+    /// tables, reads of every table.
+    Comments,
+    /// Jepsen's sequential: each key's --key-count subkeys inserted in
+    /// order by one process, reads of them in reverse.
+    Sequential,
+    /// Knossos's cas-register: read, write and cas of one register.
+    CasRegister,
+    /// Knossos's mutex: acquire and release of one lock.
+    Mutex,
 }
 
 impl WorkloadKind {
@@ -210,6 +284,10 @@ impl WorkloadKind {
             WorkloadKind::Set => "set",
             WorkloadKind::SetFull => "set-full",
             WorkloadKind::LongFork => "long-fork",
+            WorkloadKind::Comments => "comments",
+            WorkloadKind::Sequential => "sequential",
+            WorkloadKind::CasRegister => "cas-register",
+            WorkloadKind::Mutex => "mutex",
         }
     }
 
@@ -223,6 +301,10 @@ impl WorkloadKind {
             WorkloadKind::Set => Model::Set,
             WorkloadKind::SetFull => Model::SetFull,
             WorkloadKind::LongFork => Model::LongFork,
+            WorkloadKind::Comments => Model::Comments,
+            WorkloadKind::Sequential => Model::Sequential,
+            WorkloadKind::CasRegister => Model::CasRegister,
+            WorkloadKind::Mutex => Model::Mutex,
         })
     }
 
@@ -231,6 +313,9 @@ impl WorkloadKind {
         self != WorkloadKind::ListAppend
     }
 }
+
+/// mutex: the value of the lock's row while no worker holds it.
+pub const FREE: Value = -1;
 
 /// The shape of the model workloads, as Jepsen's workloads take it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,6 +335,8 @@ pub struct ModelParams {
     pub computed_writes: bool,
     /// long-fork: keys per group read.
     pub group_size: u32,
+    /// comments: tables; sequential: subkeys per key (--key-count).
+    pub key_count: u32,
 }
 
 impl Default for ModelParams {
@@ -262,6 +349,7 @@ impl Default for ModelParams {
             allow_negative: false,
             computed_writes: false,
             group_size: 2,
+            key_count: 10,
         }
     }
 }
@@ -284,7 +372,16 @@ impl ModelParams {
         if self.group_size == 0 {
             return Err("--group-size must be at least 1".into());
         }
+        if self.key_count == 0 {
+            return Err("--key-count must be at least 1".into());
+        }
         Ok(())
+    }
+
+    /// sequential: the row of subkey `i` of key `k` (its value is the same
+    /// number, so that a read of it shows which row it found).
+    pub fn subkey(&self, k: Key, i: u32) -> Key {
+        k * self.key_count as Key + i as Key
     }
 
     /// bank: the rows a run starts with, (account, balance).

@@ -323,6 +323,12 @@ impl MyTarget {
                 put: conn
                     .prep(format!("UPDATE {t} SET v = ? WHERE k = ?"))
                     .map_err(db)?,
+                keys_with: conn
+                    .prep(format!("SELECT k FROM {t} WHERE v = ? ORDER BY k"))
+                    .map_err(db)?,
+                get_for_update: conn
+                    .prep(format!("SELECT v FROM {t} WHERE k = ? FOR UPDATE"))
+                    .map_err(db)?,
             }),
         };
         Ok(Box::new(MyClient {
@@ -356,6 +362,8 @@ struct ModelStatements {
     add: Statement,
     insert: Statement,
     put: Statement,
+    keys_with: Statement,
+    get_for_update: Statement,
 }
 
 /// The connection inside `START TRANSACTION`, as [`KvTxn`] sees it.
@@ -384,6 +392,13 @@ impl KvTxn for MyKv<'_> {
     }
     fn put(&mut self, k: Key, v: Value) -> Result<(), mysql::Error> {
         self.conn.exec_drop(&self.s.put, (v, k as i64))
+    }
+    fn keys_with(&mut self, v: Value) -> Result<Vec<Key>, mysql::Error> {
+        let rows: Vec<i64> = self.conn.exec(&self.s.keys_with, (v,))?;
+        Ok(rows.into_iter().map(|k| k as Key).collect())
+    }
+    fn get_for_update(&mut self, k: Key) -> Result<Option<Value>, mysql::Error> {
+        self.conn.exec_first(&self.s.get_for_update, (k as i64,))
     }
 }
 

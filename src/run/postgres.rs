@@ -309,6 +309,12 @@ impl Target for PgTarget {
                 put: conn
                     .prepare(&format!("UPDATE {t} SET v = $1 WHERE k = $2"))
                     .map_err(db)?,
+                keys_with: conn
+                    .prepare(&format!("SELECT k FROM {t} WHERE v = $1 ORDER BY k"))
+                    .map_err(db)?,
+                get_for_update: conn
+                    .prepare(&format!("SELECT v FROM {t} WHERE k = $1 FOR UPDATE"))
+                    .map_err(db)?,
             }),
         };
         Ok(Box::new(PgClient {
@@ -350,6 +356,8 @@ struct ModelStatements {
     add: Statement,
     insert: Statement,
     put: Statement,
+    keys_with: Statement,
+    get_for_update: Statement,
 }
 
 /// A transaction in progress, as [`KvTxn`] sees it.
@@ -388,6 +396,20 @@ impl KvTxn for PgKv<'_, '_> {
     fn put(&mut self, k: Key, v: Value) -> Result<(), postgres::Error> {
         self.tx.execute(&self.s.put, &[&v, &(k as i64)])?;
         Ok(())
+    }
+    fn keys_with(&mut self, v: Value) -> Result<Vec<Key>, postgres::Error> {
+        Ok(self
+            .tx
+            .query(&self.s.keys_with, &[&v])?
+            .iter()
+            .map(|r| r.get::<_, i64>(0) as Key)
+            .collect())
+    }
+    fn get_for_update(&mut self, k: Key) -> Result<Option<Value>, postgres::Error> {
+        Ok(self
+            .tx
+            .query_opt(&self.s.get_for_update, &[&(k as i64)])?
+            .map(|r| r.get::<_, i64>(0)))
     }
 }
 

@@ -28,9 +28,15 @@
 //! a transfer reads both balances (refusing, as Jepsen's clients do, to go
 //! negative unless allowed) and then writes both; a counter is one key whose
 //! adds build on the value the way appends do; a set is one list the adds
-//! append to. So `lost-update` loses transfers, adds and elements,
-//! `non-atomic` shows a transfer's debit without its credit, and `long-fork`
-//! makes long-fork's group reads disagree.
+//! append to; a comments table is one list; a sequential subkey, the
+//! cas-register and the mutex (its holder) are registers. A cas, acquire or
+//! release reads its register as SELECT ... FOR UPDATE does (locked as for
+//! a write, so no lock upgrade), then writes or refuses (`Sim::decide`).
+//! So `lost-update` loses transfers, adds, elements and ids and lets two
+//! cas or two acquires succeed together, `non-atomic` shows a transfer's
+//! debit without its credit, and `long-fork` makes long-fork's group reads
+//! disagree, comments' reads see an id but miss one written before it, and
+//! sequential's reads see a subkey but miss an earlier one.
 //!
 //! No OS threads: each scheduler step picks one simulated client from the seed
 //! and lets it do one thing (begin, one micro-op, or commit). Time is virtual
@@ -39,7 +45,7 @@
 use super::generator::Generator;
 use super::progress::Progress;
 use super::recorder::Recorder;
-use super::{Key, ModelParams, Mop, ReadValue, Txn, Value, WorkloadKind};
+use super::{Key, ModelParams, Mop, ReadValue, Txn, Value, WorkloadKind, FREE};
 use crate::history::Outcome;
 use crate::rng::Rng;
 use rustc_hash::FxHashMap;
@@ -224,6 +230,11 @@ pub struct SimTxn {
     held: Vec<Key>,
     /// `non-atomic` bug: writes still to install.
     installing: Option<usize>,
+    /// The writes of a model op that reads first are chosen (`Sim::decide`).
+    decided: bool,
+    /// cas, acquire, release: reads lock as writes do (no lock upgrades,
+    /// whose deadlocks would starve the lock's holder).
+    for_update: bool,
 }
 
 /// What one step of a transaction did.
@@ -239,6 +250,14 @@ impl SimTxn {
     /// The micro-ops done so far, reads with their results.
     pub fn done(&self) -> &[Mop] {
         &self.done
+    }
+}
+
+/// A register read's value, if it found one.
+fn int_opt(m: &Mop) -> Option<Value> {
+    match m {
+        Mop::Read(_, Some(ReadValue::Int(v))) => Some(*v),
+        _ => None,
     }
 }
 
@@ -290,8 +309,27 @@ impl Sim {
                 .collect(),
             [Mop::Add(v)] => vec![Mop::Append(0, *v)],
             [Mop::ReadCounter(_) | Mop::ReadSet(_)] => vec![Mop::Read(0, None)],
+            [Mop::WriteId(id)] => vec![Mop::Append(*id as Key % self.tables(), *id)],
+            [Mop::ReadIds(_)] => (0..self.tables()).map(|t| Mop::Read(t, None)).collect(),
+            [Mop::SeqWrite(k, i)] => {
+                let row = self.params.subkey(*k, *i);
+                vec![Mop::Write(row, row as Value)]
+            }
+            [Mop::SeqRead(k, _)] => (0..self.params.key_count)
+                .rev()
+                .map(|i| Mop::Read(self.params.subkey(*k, i), None))
+                .collect(),
+            [Mop::RegWrite(v)] => vec![Mop::Write(0, *v)],
+            [Mop::RegRead(_) | Mop::RegCas { .. } | Mop::Acquire(_) | Mop::Release(_)] => {
+                vec![Mop::Read(0, None)]
+            }
             _ => txn.clone(),
         }
+    }
+
+    /// comments: the number of tables (keys of the store).
+    fn tables(&self) -> Key {
+        self.params.key_count.max(1) as Key
     }
 
     /// What `a` returned, in the shape it was invoked in.
@@ -313,7 +351,21 @@ impl Sim {
                 xs.sort_unstable();
                 Mop::ReadSet(Some(xs))
             }
-            [m @ (Mop::Transfer { .. } | Mop::Add(_))] => m.clone(),
+            [Mop::ReadIds(_)] => {
+                let mut ids: Vec<Value> = a
+                    .done
+                    .iter()
+                    .flat_map(|m| match m {
+                        Mop::Read(_, Some(ReadValue::List(xs))) => xs.clone(),
+                        _ => vec![],
+                    })
+                    .collect();
+                ids.sort_unstable();
+                Mop::ReadIds(Some(ids))
+            }
+            [Mop::SeqRead(k, _)] => Mop::SeqRead(*k, Some(a.done.iter().map(int_opt).collect())),
+            [Mop::RegRead(_)] => Mop::RegRead(a.done.first().and_then(int_opt)),
+            [m] if m.model_f().is_some() => m.clone(),
             _ => return a.done.clone(),
         };
         vec![op]
@@ -322,6 +374,10 @@ impl Sim {
     /// Begins `txn` (taking its snapshot now).
     pub fn begin(&mut self, txn: Txn) -> SimTxn {
         let read_only = txn.iter().all(Mop::is_read);
+        let for_update = matches!(
+            txn[..],
+            [Mop::RegCas { .. } | Mop::Acquire(_) | Mop::Release(_)]
+        );
         let mut snapshot = self.db.clock;
         if self.level == SimLevel::Serializable && read_only {
             snapshot -= self.rng.below(STALE_LAG.min(snapshot) + 1);
@@ -338,6 +394,8 @@ impl Sim {
             write_order: Vec::new(),
             held: Vec::new(),
             installing: None,
+            decided: false,
+            for_update,
         }
     }
 
@@ -365,10 +423,45 @@ impl Sim {
     fn read_result(&self, s: Option<Stored>) -> Option<ReadValue> {
         let s = s?;
         Some(match self.workload {
-            WorkloadKind::ListAppend | WorkloadKind::Set | WorkloadKind::SetFull => {
-                ReadValue::List(s.as_ref().clone())
-            }
+            WorkloadKind::ListAppend
+            | WorkloadKind::Set
+            | WorkloadKind::SetFull
+            | WorkloadKind::Comments => ReadValue::List(s.as_ref().clone()),
             _ => ReadValue::Int(*s.last()?),
+        })
+    }
+
+    /// What a model op that reads before it writes writes, once its reads
+    /// are done (none for the others), or why the client refuses it: a
+    /// transfer that would overdraw, a cas whose value differs, an acquire
+    /// of a held lock, a release of a lock the worker does not hold.
+    fn decide(&self, a: &SimTxn) -> Result<Vec<Mop>, &'static str> {
+        let int = |m: &Mop| match m {
+            Mop::Read(_, Some(ReadValue::Int(v))) => Some(*v),
+            _ => None,
+        };
+        let first = a.done.first().and_then(int);
+        Ok(match a.invoked[..] {
+            [Mop::Transfer { from, to, amount }] => {
+                let b_from = first.unwrap_or(0);
+                let b_to = a.done.get(1).and_then(int).unwrap_or(0);
+                if b_from - amount < 0 && !self.params.allow_negative {
+                    return Err("negative: the transfer would overdraw its account");
+                }
+                vec![
+                    Mop::Write(from, b_from - amount),
+                    Mop::Write(to, b_to + amount),
+                ]
+            }
+            [Mop::RegCas { old, new }] if first == Some(old) => vec![Mop::Write(0, new)],
+            [Mop::RegCas { .. }] => return Err("cas: the register holds another value"),
+            [Mop::Acquire(owner)] if first.is_none_or(|v| v == FREE) => {
+                vec![Mop::Write(0, owner as Value)]
+            }
+            [Mop::Acquire(_)] => return Err("held: the lock is taken"),
+            [Mop::Release(owner)] if first == Some(owner as Value) => vec![Mop::Write(0, FREE)],
+            [Mop::Release(_)] => return Err("not held: the lock is not this worker's"),
+            _ => vec![],
         })
     }
 
@@ -391,20 +484,15 @@ impl Sim {
         }
         let pos = a.done.len();
         if pos == a.program.len() {
-            if let [Mop::Transfer { from, to, amount }] = a.invoked[..] {
-                if a.program.len() == 2 {
-                    // Both balances read: refuse, or write both.
-                    let balance = |m: &Mop| match m {
-                        Mop::Read(_, Some(ReadValue::Int(v))) => *v,
-                        _ => 0,
-                    };
-                    let (b_from, b_to) = (balance(&a.done[0]), balance(&a.done[1]));
-                    if b_from - amount < 0 && !self.params.allow_negative {
-                        return Step::Aborted("negative: the transfer would overdraw its account");
+            if !a.decided {
+                a.decided = true;
+                match self.decide(a) {
+                    Ok(writes) if writes.is_empty() => {}
+                    Ok(writes) => {
+                        a.program.extend(writes);
+                        return Step::Progressed;
                     }
-                    a.program.push(Mop::Write(from, b_from - amount));
-                    a.program.push(Mop::Write(to, b_to + amount));
-                    return Step::Progressed;
+                    Err(why) => return Step::Aborted(why),
                 }
             }
             return self.commit(a);
@@ -415,6 +503,19 @@ impl Sim {
             Mop::Read(..) => {
                 let value = if let Some(own) = a.writes.get(&k) {
                     Some(own.clone())
+                } else if a.for_update {
+                    // SELECT ... FOR UPDATE: the lock a write takes (the
+                    // lost-update bug skips it; snapshot isolation reads its
+                    // snapshot and relies on first committer wins).
+                    if self.bug == Some(SimBug::LostUpdate) || !self.level.write_locks() {
+                        self.db.at(k, a.snapshot)
+                    } else {
+                        match self.lock(a, k, true) {
+                            Lock::Granted => self.db.latest(k),
+                            Lock::Wait => return Step::Blocked,
+                            Lock::Die => return Step::Aborted("deadlock victim"),
+                        }
+                    }
                 } else if self.bug == Some(SimBug::LongFork) && a.read_only {
                     // Half the keys come from a replica that lags behind.
                     let lagging = (k + a.age) % 2 == 1;
@@ -547,7 +648,10 @@ impl Sim {
         let ts = self.db.clock;
         for (k, vs) in leaked {
             let new = match self.workload {
-                WorkloadKind::ListAppend | WorkloadKind::Set | WorkloadKind::SetFull => {
+                WorkloadKind::ListAppend
+                | WorkloadKind::Set
+                | WorkloadKind::SetFull
+                | WorkloadKind::Comments => {
                     let mut l = self
                         .db
                         .latest(k)
@@ -627,7 +731,7 @@ pub fn run_sim(
                 if out_of_budget {
                     continue;
                 }
-                let txn = gen.next_txn();
+                let txn = gen.next_txn_for(c as u32);
                 rec.invoke(c as i64, &txn);
                 progress.invoked();
                 issued += 1;
@@ -643,6 +747,15 @@ pub fn run_sim(
                 let a = clients[c].take().expect("client is in flight");
                 in_flight -= 1;
                 sim.finish(&a, outcome.is_none());
+                gen.observe(
+                    c as u32,
+                    &a.invoked,
+                    if outcome.is_none() {
+                        Outcome::Ok
+                    } else {
+                        Outcome::Fail
+                    },
+                );
                 match outcome {
                     None => {
                         rec.complete(c as i64, Outcome::Ok, &sim.result(&a), None);

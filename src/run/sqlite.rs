@@ -228,6 +228,12 @@ impl KvTxn for SqliteKv<'_> {
             .execute(rusqlite::params![k as i64, v])
             .map(drop)
     }
+    fn keys_with(&mut self, v: Value) -> rusqlite::Result<Vec<Key>> {
+        let sql = format!("SELECT k FROM {} WHERE v = ?1 ORDER BY k", self.table);
+        let mut st = self.conn.prepare_cached(&sql)?;
+        let rows = st.query_map([v], |r| Ok(r.get::<_, i64>(0)? as Key))?;
+        rows.collect()
+    }
 }
 
 #[cfg(feature = "run-sqlite")]

@@ -548,6 +548,77 @@ fn exec_model_requests_and_replies() {
     }
 }
 
+/// The exec messages of comments, sequential, cas-register and mutex.
+#[test]
+fn exec_requests_and_replies_of_comments_sequential_cas_register_and_mutex() {
+    let ok = |line: &str, sent: &[Mop], w| parse_reply(line, sent, w).unwrap();
+    let w = vec![Mop::WriteId(7)];
+    assert_eq!(request_line(&w), r#"{"f":"write","value":7}"#);
+    let r = vec![Mop::ReadIds(None)];
+    assert_eq!(request_line(&r), r#"{"f":"read","value":null}"#);
+    assert_eq!(
+        ok(r#"{"type":"ok","value":[7,2]}"#, &r, WorkloadKind::Comments),
+        Completion::Ok(vec![Mop::ReadIds(Some(vec![2, 7]))])
+    );
+    let w = vec![Mop::SeqWrite(3, 2)];
+    assert_eq!(request_line(&w), r#"{"f":"write","value":[3,2]}"#);
+    let r = vec![Mop::SeqRead(3, None)];
+    assert_eq!(request_line(&r), r#"{"f":"read","value":[3,null]}"#);
+    assert_eq!(
+        ok(
+            r#"{"type":"ok","value":[null,31,30]}"#,
+            &r,
+            WorkloadKind::Sequential
+        ),
+        Completion::Ok(vec![Mop::SeqRead(3, Some(vec![None, Some(31), Some(30)]))])
+    );
+    let r = vec![Mop::RegRead(None)];
+    assert_eq!(
+        ok(
+            r#"{"type":"ok","value":null}"#,
+            &r,
+            WorkloadKind::CasRegister
+        ),
+        Completion::Ok(vec![Mop::RegRead(None)])
+    );
+    assert_eq!(
+        ok(r#"{"type":"ok","value":4}"#, &r, WorkloadKind::CasRegister),
+        Completion::Ok(vec![Mop::RegRead(Some(4))])
+    );
+    let cas = vec![Mop::RegCas { old: 4, new: 1 }];
+    assert_eq!(request_line(&cas), r#"{"f":"cas","value":[4,1]}"#);
+    assert_eq!(
+        ok(
+            r#"{"type":"fail","error":"cas"}"#,
+            &cas,
+            WorkloadKind::CasRegister
+        ),
+        Completion::Fail("cas".into())
+    );
+    let acquire = vec![Mop::Acquire(2)];
+    assert_eq!(request_line(&acquire), r#"{"f":"acquire","value":null}"#);
+    assert_eq!(
+        request_line(&[Mop::Release(2)]),
+        r#"{"f":"release","value":null}"#
+    );
+    assert_eq!(
+        ok(r#"{"type":"ok"}"#, &acquire, WorkloadKind::Mutex),
+        Completion::Ok(acquire.clone())
+    );
+    let seq = vec![Mop::SeqRead(3, None)];
+    let ids = vec![Mop::ReadIds(None)];
+    let reg = vec![Mop::RegRead(None)];
+    for (bad, sent) in [
+        (r#"{"type":"ok","value":{"a":1}}"#, &seq),
+        (r#"{"type":"ok","value":[1,"x"]}"#, &seq),
+        (r#"{"type":"ok","value":null}"#, &ids),
+        (r#"{"type":"ok","value":"4"}"#, &reg),
+    ] {
+        let e = parse_reply(bad, sent, WorkloadKind::Sequential).unwrap_err();
+        assert!(e.starts_with("exec: bad reply"), "{bad}: {e}");
+    }
+}
+
 /// The SQLite target end to end, both workloads and both BEGIN modes: every
 /// transaction completes, and the history reads back.
 #[cfg(feature = "run-sqlite")]

@@ -366,3 +366,57 @@ fn retries_write_fresh_values() {
         assert!(retried_retired > 50, "{workload:?}: {retried_retired}");
     }
 }
+
+/// Sequential: a worker's subkeys come in order, and an insert that did
+/// not succeed gives its key up. Mutex: a worker releases after an acquire
+/// that succeeded or whose outcome is unknown, else acquires again.
+#[test]
+fn sequential_and_mutex_follow_each_workers_outcomes() {
+    use isolde::history::Outcome;
+    let mut g = Generator::new(GenOptions {
+        workload: WorkloadKind::Sequential,
+        read_ratio: 0.0,
+        model: isolde::run::ModelParams {
+            key_count: 3,
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let a: Vec<Mop> = (0..3).map(|_| g.next_txn_for(0).remove(0)).collect();
+    assert_eq!(
+        a,
+        vec![
+            Mop::SeqWrite(0, 0),
+            Mop::SeqWrite(0, 1),
+            Mop::SeqWrite(0, 2)
+        ]
+    );
+    assert_eq!(g.next_txn_for(1), vec![Mop::SeqWrite(1, 0)]);
+    assert_eq!(g.next_txn_for(0), vec![Mop::SeqWrite(2, 0)]);
+    let w = g.next_txn_for(1);
+    assert_eq!(w, vec![Mop::SeqWrite(1, 1)]);
+    g.observe(1, &w, Outcome::Info);
+    assert_eq!(
+        g.next_txn_for(1),
+        vec![Mop::SeqWrite(3, 0)],
+        "key 1 given up"
+    );
+
+    let mut g = Generator::new(GenOptions {
+        workload: WorkloadKind::Mutex,
+        ..Default::default()
+    });
+    let mut step = |w: u32, outcome| {
+        let op = g.next_txn_for(w);
+        g.observe(w, &op, outcome);
+        op[0].clone()
+    };
+    assert_eq!(step(0, Outcome::Fail), Mop::Acquire(0));
+    assert_eq!(step(0, Outcome::Ok), Mop::Acquire(0));
+    assert_eq!(step(1, Outcome::Info), Mop::Acquire(1));
+    assert_eq!(step(0, Outcome::Ok), Mop::Release(0));
+    assert_eq!(step(1, Outcome::Info), Mop::Release(1));
+    assert_eq!(step(1, Outcome::Fail), Mop::Release(1));
+    assert_eq!(step(1, Outcome::Ok), Mop::Acquire(1));
+    assert_eq!(step(0, Outcome::Ok), Mop::Acquire(0));
+}

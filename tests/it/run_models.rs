@@ -1,5 +1,5 @@
-//! Known answers of `isolde run -w bank|counter|set|set-full|long-fork` on
-//! the simulator and SQLite: what is recorded is what `isolde check --model`
+//! Known answers of `isolde run -w bank|counter|set|set-full|long-fork|
+//! comments|sequential|cas-register|mutex` on the simulator, SQLite and exec: what is recorded is what `isolde check --model`
 //! reads, a correct database is valid, and each sim bug is caught by the
 //! model whose invariant it breaks.
 
@@ -29,11 +29,18 @@ fn model_of(w: &str) -> Model {
         "set" => Model::Set,
         "set-full" => Model::SetFull,
         "long-fork" => Model::LongFork,
+        "comments" => Model::Comments,
+        "sequential" => Model::Sequential,
+        "cas-register" => Model::CasRegister,
+        "mutex" => Model::Mutex,
         _ => panic!("{w}"),
     }
 }
 
 const MODELS: [&str; 5] = ["bank", "counter", "set", "set-full", "long-fork"];
+
+/// The workloads of Jepsen's CockroachDB tests and Knossos's models.
+const MORE: [&str; 4] = ["comments", "sequential", "cas-register", "mutex"];
 
 #[test]
 fn a_correct_sim_is_valid_for_every_model() {
@@ -361,6 +368,307 @@ fn strict_serializable_final_reads_replay_the_committed_ops() {
                     assert_eq!(read, set, "{w} seed {seed}");
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn a_correct_sim_is_valid_for_comments_sequential_cas_register_and_mutex() {
+    for seed in ["1", "2", "3"] {
+        for w in MORE {
+            for level in ["strict-serializable", "snapshot-isolation"] {
+                let (v, report) = sim(w, level, None, seed);
+                assert_eq!(v, Validity::True, "{w} {level} seed {seed}: {report}");
+            }
+        }
+    }
+}
+
+/// Serializable's stale read-only snapshots are not linearizable: a read
+/// of the register returns a value already overwritten. Comments and
+/// sequential only need a prefix of the commit order, which they get.
+#[test]
+fn serializable_stale_reads_break_the_register_only() {
+    for seed in ["1", "2"] {
+        let (v, report) = sim("cas-register", "serializable", None, seed);
+        assert_eq!(v, Validity::False, "{report}");
+        assert!(report.contains("cannot be placed"), "{report}");
+        for w in ["comments", "sequential", "mutex"] {
+            let (v, report) = sim(w, "serializable", None, seed);
+            assert_eq!(v, Validity::True, "{w}: {report}");
+        }
+    }
+}
+
+#[test]
+fn each_sim_bug_is_caught_by_comments_sequential_cas_register_and_mutex() {
+    let cases = [
+        // A read served half from a lagging replica: an id seen, an id
+        // that completed before it was written missed.
+        ("comments", "strict-serializable", "long-fork", "missed"),
+        // A later subkey seen, an earlier one (on the lagging half) not.
+        (
+            "sequential",
+            "strict-serializable",
+            "long-fork",
+            "a later subkey seen",
+        ),
+        (
+            "sequential",
+            "snapshot-isolation",
+            "long-fork",
+            "a later subkey seen",
+        ),
+        // Two cas from the same value both succeed.
+        (
+            "cas-register",
+            "strict-serializable",
+            "lost-update",
+            "cannot be placed",
+        ),
+        (
+            "cas-register",
+            "snapshot-isolation",
+            "lost-update",
+            "cannot be placed",
+        ),
+        // Two workers hold the lock at once.
+        (
+            "mutex",
+            "strict-serializable",
+            "lost-update",
+            "already held",
+        ),
+        ("mutex", "snapshot-isolation", "lost-update", "already held"),
+    ];
+    for (w, level, bug, said) in cases {
+        for seed in ["1", "2"] {
+            let (v, report) = sim(w, level, Some(bug), seed);
+            assert_eq!(v, Validity::False, "{w} {level} --bug {bug}: {report}");
+            assert!(report.contains(said), "{w} --bug {bug}: {report}");
+        }
+    }
+}
+
+/// The shapes of the ops: comments ids unique and reads sorted;
+/// sequential subkeys inserted in order, each key by one process, reads
+/// latest first; cas values in the domain; mutex workers alternate.
+#[test]
+fn comments_sequential_cas_register_and_mutex_record_jepsen_ops() {
+    let lines = |w: &str, extra: &[&str]| -> Vec<serde_json::Value> {
+        let mut args = vec![
+            "sim",
+            "-w",
+            w,
+            "-n",
+            "200",
+            "--seed",
+            "6",
+            "-i",
+            "strict-serializable",
+        ];
+        args.extend_from_slice(extra);
+        let r = run(&format!("shape-{w}"), &args);
+        std::fs::read_to_string(&r.path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+
+    let ops = lines("comments", &[]);
+    let mut ids = std::collections::HashSet::new();
+    for op in &ops {
+        match (op["type"].as_str().unwrap(), op["f"].as_str().unwrap()) {
+            ("invoke", "write") => assert!(ids.insert(op["value"].as_i64().unwrap()), "{op}"),
+            ("ok", "read") => {
+                let xs: Vec<i64> = op["value"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_i64().unwrap())
+                    .collect();
+                assert!(xs.windows(2).all(|p| p[0] < p[1]), "{op}");
+            }
+            (_, f) => assert!(["write", "read"].contains(&f), "{op}"),
+        }
+    }
+
+    let ops = lines("sequential", &["--key-count", "4"]);
+    // Per key: its writer and the next subkey it must write.
+    let mut writer: std::collections::HashMap<i64, (i64, i64)> = Default::default();
+    let mut reads = 0;
+    for op in &ops {
+        let v = &op["value"];
+        match (op["type"].as_str().unwrap(), op["f"].as_str().unwrap()) {
+            ("invoke", "write") => {
+                let (k, i) = (v[0].as_i64().unwrap(), v[1].as_i64().unwrap());
+                let p = op["process"].as_i64().unwrap();
+                let (who, next) = writer.entry(k).or_insert((p, 0));
+                assert_eq!((*who, *next), (p, i), "{op}");
+                *next += 1;
+                assert!(i < 4, "{op}");
+            }
+            ("ok", "read") => {
+                reads += 1;
+                let vs = v[1].as_array().unwrap();
+                assert_eq!(vs.len(), 4, "{op}");
+                let k = v[0].as_i64().unwrap();
+                // Latest first: subkey i holds row k * 4 + i.
+                for (j, x) in vs.iter().enumerate() {
+                    if let Some(x) = x.as_i64() {
+                        assert_eq!(x, k * 4 + (3 - j as i64), "{op}");
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        reads > 20 && writer.len() > 5,
+        "{reads} reads, {} keys",
+        writer.len()
+    );
+
+    let ops = lines("cas-register", &["--value-domain", "3"]);
+    let mut fs = std::collections::HashSet::new();
+    for op in ops.iter().filter(|op| op["type"] == "invoke") {
+        let v = &op["value"];
+        match op["f"].as_str().unwrap() {
+            "read" => assert!(v.is_null(), "{op}"),
+            "write" => assert!((0..3).contains(&v.as_i64().unwrap()), "{op}"),
+            "cas" => {
+                for x in v.as_array().unwrap() {
+                    assert!((0..3).contains(&x.as_i64().unwrap()), "{op}");
+                }
+            }
+            _ => panic!("{op}"),
+        }
+        fs.insert(op["f"].as_str().unwrap().to_string());
+    }
+    assert_eq!(fs.len(), 3, "{fs:?}");
+
+    // Mutex: a process releases only right after its acquire succeeded.
+    let ops = lines("mutex", &[]);
+    let mut last: std::collections::HashMap<i64, String> = Default::default();
+    let mut releases = 0;
+    for op in ops.iter().filter(|op| op["type"] != "invoke") {
+        let p = op["process"].as_i64().unwrap();
+        let this = format!(
+            "{} {}",
+            op["f"].as_str().unwrap(),
+            op["type"].as_str().unwrap()
+        );
+        if op["f"] == "release" {
+            assert_eq!(last.get(&p).map(String::as_str), Some("acquire ok"), "{op}");
+            assert_eq!(op["type"], "ok", "the holder's release succeeds: {op}");
+            releases += 1;
+        }
+        last.insert(p, this);
+    }
+    assert!(releases > 10, "{releases}");
+}
+
+#[cfg(feature = "run-sqlite")]
+#[test]
+fn sqlite_is_valid_for_comments_sequential_cas_register_and_mutex() {
+    for w in MORE {
+        // A deferred transaction that reads the lock's row and then writes
+        // it fails on SQLite's lock upgrade; the lock's holder then rarely
+        // gets to release it. IMMEDIATE takes the write lock at BEGIN.
+        let begin = if w == "mutex" {
+            "immediate"
+        } else {
+            "deferred"
+        };
+        let r = run(
+            &format!("sqlite-{w}"),
+            &["sqlite", "-w", w, "-n", "200", "-p", "4", "--begin", begin],
+        );
+        assert!(r.counts.ok > 50, "{w}: {:?}", r.counts);
+        let (v, report) = check_model(&r.path, model_of(w), &model_defaults());
+        assert_eq!(v, Validity::True, "{w}: {report}");
+    }
+}
+
+/// comments, sequential, cas-register and mutex through the exec protocol
+/// (examples/sqlite_models_client.py).
+#[test]
+fn exec_speaks_comments_sequential_cas_register_and_mutex() {
+    if !run_support::python_available() {
+        return;
+    }
+    let client = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/sqlite_models_client.py"
+    );
+    for w in MORE {
+        let db = run_support::temp_path(&format!("exec-{w}.db"));
+        let db_s = db.display().to_string();
+        let r = run(
+            &format!("exec-{w}"),
+            &[
+                "exec", "-w", w, "-n", "60", "-p", "2", "--", "python3", client, &db_s,
+            ],
+        );
+        assert!(
+            r.counts.ok > 20 && r.counts.info == 0,
+            "{w}: {:?}",
+            r.counts
+        );
+        let (v, report) = check_model(&r.path, model_of(w), &model_defaults());
+        assert_eq!(v, Validity::True, "{w}: {report}");
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{db_s}{suffix}"));
+        }
+    }
+}
+
+/// The command line for the linearizable workloads: the verdict, and the
+/// `isolde check` command (with the run's search bound) that agrees.
+#[test]
+fn the_cli_checks_cas_register_and_mutex_and_says_how_to_recheck() {
+    use std::process::Command;
+    let isolde = env!("CARGO_BIN_EXE_isolde");
+    for w in ["cas-register", "mutex"] {
+        for (bug, code) in [(None, 0), (Some("lost-update"), 1)] {
+            let out = run_support::temp_path(&format!("cli-{w}.jsonl"));
+            let out_s = out.display().to_string();
+            let mut args = vec![
+                "run",
+                "sim",
+                "-w",
+                w,
+                "-i",
+                "strict-serializable",
+                "-n",
+                "300",
+                "--seed",
+                "3",
+                "-o",
+                &out_s,
+            ];
+            if let Some(b) = bug {
+                args.extend_from_slice(&["--bug", b]);
+            }
+            let o = Command::new(isolde).args(&args).output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(code), "{w}: {err}");
+            if code == 0 {
+                assert!(err.contains(&format!("; valid ({w})")), "{err}");
+            } else {
+                assert!(err.contains(&format!("; INVALID ({w})")), "{err}");
+                let again = format!(
+                    "all findings: isolde check -x --model {w} --solver-timeout 30000 {out_s}"
+                );
+                assert!(err.contains(&again), "{err}");
+            }
+            let o = Command::new(isolde)
+                .args(["check", "--model", w, &out_s])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(code), "{w}: isolde check agrees");
+            let _ = std::fs::remove_file(&out);
         }
     }
 }
