@@ -196,3 +196,31 @@ fn explain(h: &History, level: Level, cycle: &[(TxnId, TxnId, Why)], forced: boo
         explanation,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cycle names the register solver gives, from the step relations
+    /// alone: the rw count and any real-time step.
+    #[test]
+    fn forced_cycles_are_named_by_rw_count_and_real_time() {
+        let (wr, rw) = (Why::Wr { key: 0 }, Why::Rw { key: 1 });
+        let name = |level, whys: &[Why]| {
+            let cycle: Vec<(TxnId, TxnId, Why)> = whys
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| (i as TxnId, ((i + 1) % whys.len()) as TxnId, w))
+                .collect();
+            classify(level, &cycle).name()
+        };
+        let s = Level::Serializable;
+        assert_eq!(name(s, &[wr, wr]), "G1c");
+        assert_eq!(name(s, &[wr, Why::Realtime]), "G1c-realtime");
+        assert_eq!(name(s, &[wr, rw]), "G-single");
+        assert_eq!(name(s, &[rw, Why::Realtime]), "G-single-realtime");
+        assert_eq!(name(s, &[rw, rw]), "G2-item");
+        assert_eq!(name(s, &[rw, rw, Why::Realtime]), "G2-item-realtime");
+        assert_eq!(name(Level::SnapshotIsolation, &[rw, rw]), "G-nonadjacent");
+    }
+}
