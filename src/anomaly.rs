@@ -39,6 +39,16 @@ pub enum AnomalyKind {
     /// A reason the duplicate-value solver found; not one of Elle's types
     /// (the front door files it under its level's name).
     Solver,
+    /// The solver's: no order of the appends makes some read's list.
+    DuplicateAppendsUnproducibleRead,
+    /// The solver's: no choice of appends read is serializable.
+    DuplicateAppendsUnserializable,
+    /// The solver's: no choice of appends read is snapshot isolated.
+    DuplicateAppendsNotSnapshotIsolated,
+    /// The register solver's: no version order is serializable.
+    RegisterUnserializable,
+    /// The register solver's: no version order is snapshot isolated.
+    RegisterNotSnapshotIsolated,
 }
 
 impl AnomalyKind {
@@ -57,6 +67,15 @@ impl AnomalyKind {
             AnomalyKind::GarbageRead => name::GARBAGE_READ,
             AnomalyKind::CyclicVersions => name::CYCLIC_VERSIONS,
             AnomalyKind::Solver => "",
+            AnomalyKind::DuplicateAppendsUnproducibleRead => {
+                name::DUPLICATE_APPENDS_UNPRODUCIBLE_READ
+            }
+            AnomalyKind::DuplicateAppendsUnserializable => name::DUPLICATE_APPENDS_UNSERIALIZABLE,
+            AnomalyKind::DuplicateAppendsNotSnapshotIsolated => {
+                name::DUPLICATE_APPENDS_NOT_SNAPSHOT_ISOLATED
+            }
+            AnomalyKind::RegisterUnserializable => name::REGISTER_UNSERIALIZABLE,
+            AnomalyKind::RegisterNotSnapshotIsolated => name::REGISTER_NOT_SNAPSHOT_ISOLATED,
         }
     }
 }

@@ -84,8 +84,8 @@ fn covered(l: Level) -> BTreeSet<String> {
 /// finding other than a fact of the reads comes after the reads were found
 /// free of internal anomalies, which therefore never occur.
 fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
-    if READ_FACTS.contains(&a.kind.as_str()) {
-        return [a.kind.clone()].into();
+    if READ_FACTS.contains(&a.kind.name()) {
+        return [a.kind.name().to_string()].into();
     }
     let mut d = observable(&model::anomalies_prohibited_by(&[level_model(l)]));
     d.remove("internal");
@@ -225,7 +225,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
         }
         said.push(&a.explanation);
         anomalies
-            .entry(a.kind.clone())
+            .entry(a.kind.name().to_string())
             .or_default()
             .push(finding(v.level, a));
     }

@@ -659,13 +659,13 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
     let inferred: Vec<String> = report.anomalies.keys().cloned().collect();
     for v in &verdicts {
         let Some(a) = &v.anomaly else { continue };
-        if said.contains(&a.explanation) || inferred.contains(&a.kind) {
+        if said.contains(&a.explanation) || inferred.iter().any(|k| k == a.kind.name()) {
             continue;
         }
         said.push(a.explanation.clone());
         report
             .anomalies
-            .entry(a.kind.clone())
+            .entry(a.kind.name().to_string())
             .or_default()
             .push(duplicates::finding(v.level, a));
     }

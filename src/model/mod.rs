@@ -72,6 +72,20 @@ pub mod anomaly {
     pub const GARBAGE_READ: &str = "garbage-read";
     /// The version order of a key contains a cycle.
     pub const CYCLIC_VERSIONS: &str = "cyclic-versions";
+    /// The duplicate-value solver's: no order of appends makes some read.
+    pub const DUPLICATE_APPENDS_UNPRODUCIBLE_READ: &str = "duplicate-appends-unproducible-read";
+    /// The duplicate-value solver's: every choice of whose append each read
+    /// saw closes a cycle (serializable and stronger).
+    pub const DUPLICATE_APPENDS_UNSERIALIZABLE: &str = "duplicate-appends-unserializable";
+    /// The duplicate-value solver's: every such choice breaks snapshot
+    /// isolation.
+    pub const DUPLICATE_APPENDS_NOT_SNAPSHOT_ISOLATED: &str =
+        "duplicate-appends-not-snapshot-isolated";
+    /// The register solver's: every choice of version order closes a cycle
+    /// (serializable and stronger).
+    pub const REGISTER_UNSERIALIZABLE: &str = "register-unserializable";
+    /// The register solver's: every such choice breaks snapshot isolation.
+    pub const REGISTER_NOT_SNAPSHOT_ISOLATED: &str = "register-not-snapshot-isolated";
     /// No dependency edge at all: nothing was ordered, so the verdict
     /// cannot be `true`.
     pub const EMPTY_TRANSACTION_GRAPH: &str = "empty-transaction-graph";

@@ -41,6 +41,8 @@ pub mod solve;
 pub mod windows;
 pub mod witness;
 
+use crate::anomaly::AnomalyKind;
+use crate::graph::CycleClass;
 use crate::history::{History, KeyId, MopKind, Observed, TxnId};
 use crate::model::Validity;
 use rustc_hash::FxHashSet;
@@ -124,13 +126,45 @@ impl Default for Limits {
     }
 }
 
+/// The kind of a solver finding: a non-cycle kind (Elle's, such as
+/// `internal` or `G1a`, or the solver's own, such as
+/// `duplicate-appends-unserializable`) or a cycle class every choice
+/// closes. Every solver finding's name comes from here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DupKind {
+    /// A non-cycle kind.
+    Anomaly(AnomalyKind),
+    /// A cycle class.
+    Cycle(CycleClass),
+}
+
+impl DupKind {
+    /// The finding's anomaly name.
+    pub fn name(self) -> &'static str {
+        match self {
+            DupKind::Anomaly(k) => k.name(),
+            DupKind::Cycle(c) => c.name(),
+        }
+    }
+}
+
+impl From<AnomalyKind> for DupKind {
+    fn from(k: AnomalyKind) -> Self {
+        DupKind::Anomaly(k)
+    }
+}
+
+impl std::fmt::Display for DupKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One reason a level does not hold.
 #[derive(Clone, Debug)]
 pub struct DupAnomaly {
-    /// An Elle anomaly name (`G1c`, `G-single`, `internal`, ...) or one of
-    /// `duplicate-appends-unproducible-read`, `duplicate-appends-unserializable`,
-    /// `duplicate-appends-not-snapshot-isolated`.
-    pub kind: String,
+    /// Which anomaly.
+    pub kind: DupKind,
     pub txns: Vec<TxnId>,
     pub keys: Vec<KeyId>,
     pub explanation: String,
@@ -151,7 +185,7 @@ pub(crate) fn invalid_verdict(level: Level, f: DupAnomaly) -> DupVerdict {
 impl From<problem::Contradiction> for DupAnomaly {
     fn from(c: problem::Contradiction) -> Self {
         DupAnomaly {
-            kind: c.kind.to_string(),
+            kind: c.kind,
             txns: c.txns,
             keys: c.keys,
             explanation: c.explanation,

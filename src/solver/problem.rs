@@ -15,6 +15,8 @@
 //! A *bin* is one run or one mixed block's place within one alternative; the
 //! solver decides which transactions fill which bins.
 
+use super::DupKind;
+use crate::anomaly::AnomalyKind;
 use crate::history::{History, KeyId, MopKind, Observed, Outcome, TxnId, ValId};
 use rustc_hash::FxHashMap;
 
@@ -103,8 +105,8 @@ pub struct KeyFacts {
 /// reading it (no search needed).
 #[derive(Clone, Debug)]
 pub struct Contradiction {
-    /// Elle-style anomaly name.
-    pub kind: &'static str,
+    /// Which anomaly.
+    pub kind: DupKind,
     pub txns: Vec<TxnId>,
     pub keys: Vec<KeyId>,
     pub explanation: String,
@@ -221,7 +223,7 @@ pub fn extract_with(
                     let own: &[ValId] = blocks.get(&m.key).map(|b| b.0.as_slice()).unwrap_or(&[]);
                     if !seen.ends_with(own) {
                         return Err(Extract::Contradiction(Contradiction {
-                            kind: "internal",
+                            kind: AnomalyKind::Internal.into(),
                             txns: vec![t],
                             keys: vec![m.key],
                             explanation: format!(
@@ -237,7 +239,7 @@ pub fn extract_with(
                     match views.get(&m.key) {
                         Some((prev, _)) if prev.as_slice() != ext => {
                             let c = Contradiction {
-                                kind: "internal",
+                                kind: AnomalyKind::Internal.into(),
                                 txns: vec![t],
                                 keys: vec![m.key],
                                 explanation: format!(
@@ -322,7 +324,7 @@ fn check_prefixes(h: &History, kf: &KeyFacts) -> Result<(), Extract> {
         if !kf.list.starts_with(&ext) {
             let other = kf.longest.unwrap_or(r.txn);
             return Err(Extract::Contradiction(Contradiction {
-                kind: "incompatible-order",
+                kind: AnomalyKind::IncompatibleOrder.into(),
                 txns: vec![r.txn, other],
                 keys: vec![kf.key],
                 explanation: format!(
@@ -493,7 +495,7 @@ fn build_segments(h: &History, kf: &mut KeyFacts, max_alts: usize) -> Result<(),
             if c < n && !has {
                 let nm = Names(h);
                 return Err(Extract::Contradiction(Contradiction {
-                    kind: "duplicate-appends-unproducible-read",
+                    kind: AnomalyKind::DuplicateAppendsUnproducibleRead.into(),
                     txns: vec![w.txn, kf.longest.unwrap_or(w.txn)],
                     keys: vec![kf.key],
                     explanation: format!(
@@ -595,7 +597,7 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
             if !failed.is_empty() {
                 txns.extend(failed.iter().map(|w| w.txn));
                 return Contradiction {
-                    kind: "G1a",
+                    kind: AnomalyKind::G1a.into(),
                     txns,
                     keys: vec![kf.key],
                     explanation: format!(
@@ -613,7 +615,7 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
                 };
             }
             return Contradiction {
-                kind: "duplicate-appends-unproducible-read",
+                kind: AnomalyKind::DuplicateAppendsUnproducibleRead.into(),
                 txns,
                 keys: vec![kf.key],
                 explanation: format!(
@@ -637,9 +639,9 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
         if have < need {
             let failed: Vec<&Writer> = kf.failed.iter().filter(|w| w.block.contains(&v)).collect();
             let kind = if failed.is_empty() {
-                "duplicate-appends-unproducible-read"
+                AnomalyKind::DuplicateAppendsUnproducibleRead
             } else {
-                "G1a"
+                AnomalyKind::G1a
             };
             txns.extend(
                 kf.writers
@@ -663,7 +665,7 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
                 )
             };
             return Contradiction {
-                kind,
+                kind: kind.into(),
                 txns,
                 keys: vec![kf.key],
                 explanation: format!(
@@ -713,7 +715,7 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
     txns.sort_unstable();
     txns.dedup();
     Contradiction {
-        kind: "duplicate-appends-unproducible-read",
+        kind: AnomalyKind::DuplicateAppendsUnproducibleRead.into(),
         txns,
         keys: vec![kf.key],
         explanation: format!(

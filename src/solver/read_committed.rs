@@ -14,6 +14,7 @@
 use super::{
     invalid_verdict, problem, solve, verdict, witness, DupAnomaly, DupVerdict, Level, Limits,
 };
+use crate::anomaly::AnomalyKind;
 use crate::history::{History, Outcome, TxnId};
 use crate::model::Validity;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -29,7 +30,7 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
             // A transaction that does not see its own appends: not modelled
             // (read committed allows internal anomalies), but the finding
             // still rules out the models that forbid them.
-            let valid = if c.kind == "internal" {
+            let valid = if c.kind == AnomalyKind::Internal.into() {
                 Validity::Unknown
             } else {
                 Validity::False
@@ -53,7 +54,7 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
     if limits.witness_first {
         if let Some(mut v) = witness_first(h, &keys) {
             v.anomaly = internal.map(|c| DupAnomaly {
-                kind: c.kind.to_string(),
+                kind: c.kind,
                 txns: c.txns,
                 keys: c.keys,
                 explanation: c.explanation,
@@ -86,7 +87,7 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
     // models that forbid internal anomalies: the verdict carries it.
     if let (Some(c), None) = (internal, &v.anomaly) {
         v.anomaly = Some(DupAnomaly {
-            kind: c.kind.to_string(),
+            kind: c.kind,
             txns: c.txns,
             keys: c.keys,
             explanation: c.explanation,

@@ -4,6 +4,7 @@
 //! a transaction that disagrees with its own writes or earlier reads, a
 //! read of a value no transaction that may have committed wrote last).
 
+use crate::anomaly::AnomalyKind;
 use crate::history::{Datum, History, KeyId, MopKind, Observed, Outcome, TxnId};
 use rustc_hash::FxHashMap;
 
@@ -111,7 +112,7 @@ pub fn extract(h: &History) -> Result<Facts, Contradiction> {
                 MopKind::Read if ok => {
                     let Some(v) = read_ver(h, m.value) else {
                         return Err(Contradiction {
-                            kind: "garbage-read",
+                            kind: AnomalyKind::GarbageRead.into(),
                             txns: vec![t],
                             keys: vec![m.key],
                             explanation: format!(
@@ -129,7 +130,7 @@ pub fn extract(h: &History) -> Result<Facts, Contradiction> {
                                 "its earlier read of"
                             };
                             return Err(Contradiction {
-                                kind: "internal",
+                                kind: AnomalyKind::Internal.into(),
                                 txns: vec![t],
                                 keys: vec![m.key],
                                 explanation: format!(
@@ -187,31 +188,31 @@ pub fn extract(h: &History) -> Result<Facts, Contradiction> {
             let val = show(h, v);
             let (kind, txns, why) = if let Some(&w) = aborted.get(&(k, v)) {
                 (
-                    "G1a",
+                    AnomalyKind::G1a,
                     vec![w, t],
                     format!("{} wrote it and failed", name(h, w)),
                 )
             } else if let Some(&w) = intermediate.get(&(k, v)) {
                 (
-                    "G1b",
+                    AnomalyKind::G1b,
                     vec![w, t],
                     format!("{} wrote it and then overwrote it", name(h, w)),
                 )
             } else if by_ver.contains_key(&(k, v)) {
                 (
-                    "future-read",
+                    AnomalyKind::FutureRead,
                     vec![t],
                     "only it writes that value, later".to_string(),
                 )
             } else {
                 (
-                    "garbage-read",
+                    AnomalyKind::GarbageRead,
                     vec![t],
                     "no transaction wrote it".to_string(),
                 )
             };
             return Err(Contradiction {
-                kind,
+                kind: kind.into(),
                 txns,
                 keys: vec![k],
                 explanation: format!("{} read {key} = {val}, but {why}", name(h, t)),

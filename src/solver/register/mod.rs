@@ -39,7 +39,9 @@ pub mod facts;
 pub mod search;
 pub mod witness;
 
-use super::{verdict, DupAnomaly, DupVerdict, Level, Limits};
+use super::{verdict, DupAnomaly, DupKind, DupVerdict, Level, Limits};
+use crate::anomaly::AnomalyKind;
+use crate::graph::{BaseClass, CycleClass, Variant};
 use crate::history::{History, KeyId, TxnId};
 use crate::model::Validity;
 use search::{Found, Search, Why};
@@ -110,21 +112,24 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
 }
 
 /// Elle's name for a cycle of these steps (anti-dependencies counted).
-fn classify(level: Level, cycle: &[(TxnId, TxnId, Why)]) -> &'static str {
+fn classify(level: Level, cycle: &[(TxnId, TxnId, Why)]) -> CycleClass {
     let rw = cycle
         .iter()
         .filter(|e| matches!(e.2, Why::Rw { .. }))
         .count();
     let rt = cycle.iter().any(|e| e.2 == Why::Realtime);
-    match (rw, rt) {
-        (0, false) => "G1c",
-        (0, true) => "G1c-realtime",
-        (1, false) => "G-single",
-        (1, true) => "G-single-realtime",
-        (_, false) if level == Level::SnapshotIsolation => "G-nonadjacent",
-        (_, false) => "G2-item",
-        (_, true) => "G2-item-realtime",
-    }
+    let base = match rw {
+        0 => BaseClass::G1c,
+        1 => BaseClass::GSingle,
+        _ if !rt && level == Level::SnapshotIsolation => BaseClass::GNonadjacent,
+        _ => BaseClass::G2Item,
+    };
+    let variant = if rt {
+        Variant::Realtime
+    } else {
+        Variant::Plain
+    };
+    CycleClass::new(base, variant)
 }
 
 fn step(h: &History, a: TxnId, b: TxnId, why: Why) -> String {
@@ -157,13 +162,12 @@ fn explain(h: &History, level: Level, cycle: &[(TxnId, TxnId, Why)], forced: boo
     keys.dedup();
     let steps: Vec<String> = cycle.iter().map(|&(a, b, w)| step(h, a, b, w)).collect();
     let kind = if forced {
-        classify(level, cycle).to_string()
+        DupKind::Cycle(classify(level, cycle))
     } else {
         match level {
-            Level::SnapshotIsolation => "register-not-snapshot-isolated",
-            _ => "register-unserializable",
+            Level::SnapshotIsolation => AnomalyKind::RegisterNotSnapshotIsolated.into(),
+            _ => AnomalyKind::RegisterUnserializable.into(),
         }
-        .to_string()
     };
     let head = if forced {
         "a cycle that no choice of version order avoids".to_string()
@@ -190,5 +194,33 @@ fn explain(h: &History, level: Level, cycle: &[(TxnId, TxnId, Why)], forced: boo
         txns,
         keys,
         explanation,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cycle names the register solver gives, from the step relations
+    /// alone: the rw count and any real-time step.
+    #[test]
+    fn forced_cycles_are_named_by_rw_count_and_real_time() {
+        let (wr, rw) = (Why::Wr { key: 0 }, Why::Rw { key: 1 });
+        let name = |level, whys: &[Why]| {
+            let cycle: Vec<(TxnId, TxnId, Why)> = whys
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| (i as TxnId, ((i + 1) % whys.len()) as TxnId, w))
+                .collect();
+            classify(level, &cycle).name()
+        };
+        let s = Level::Serializable;
+        assert_eq!(name(s, &[wr, wr]), "G1c");
+        assert_eq!(name(s, &[wr, Why::Realtime]), "G1c-realtime");
+        assert_eq!(name(s, &[wr, rw]), "G-single");
+        assert_eq!(name(s, &[rw, Why::Realtime]), "G-single-realtime");
+        assert_eq!(name(s, &[rw, rw]), "G2-item");
+        assert_eq!(name(s, &[rw, rw, Why::Realtime]), "G2-item-realtime");
+        assert_eq!(name(Level::SnapshotIsolation, &[rw, rw]), "G-nonadjacent");
     }
 }

@@ -4,8 +4,10 @@
 
 use super::super::dag::FORCED;
 use super::super::problem::Names;
-use super::super::Level;
+use super::super::{DupKind, Level};
 use super::{Conflict, Finding, Origin, Solver, VarKind, Why};
+use crate::anomaly::AnomalyKind;
+use crate::graph::{BaseClass, CycleClass, Variant};
 use crate::history::TxnId;
 
 impl Solver<'_> {
@@ -110,7 +112,7 @@ impl Solver<'_> {
         txns.sort_unstable();
         txns.dedup();
         Finding {
-            kind: "duplicate-appends-unproducible-read".into(),
+            kind: AnomalyKind::DuplicateAppendsUnproducibleRead.into(),
             txns,
             keys: vec![self.keys[key as usize].key],
             explanation: text,
@@ -183,13 +185,13 @@ impl Solver<'_> {
             ));
         }
         let kind = match self.level {
-            Level::SnapshotIsolation => "duplicate-appends-not-snapshot-isolated",
+            Level::SnapshotIsolation => AnomalyKind::DuplicateAppendsNotSnapshotIsolated.into(),
             // Every choice closes a cycle of ww and wr edges.
-            Level::ReadCommitted => "G1c",
-            _ => "duplicate-appends-unserializable",
+            Level::ReadCommitted => DupKind::Cycle(CycleClass::new(BaseClass::G1c, Variant::Plain)),
+            _ => AnomalyKind::DuplicateAppendsUnserializable.into(),
         };
         Finding {
-            kind: kind.into(),
+            kind,
             txns,
             keys,
             explanation: text,
@@ -220,7 +222,7 @@ impl Solver<'_> {
         // Rotate so the cycle starts at a transaction node.
         let Some(s0) = steps.iter().position(|e| self.is_txn_node(e.0)) else {
             return Finding {
-                kind: "G0".into(),
+                kind: DupKind::Cycle(CycleClass::new(BaseClass::G0, Variant::Plain)),
                 txns: vec![],
                 keys: vec![],
                 explanation: "a cycle among barriers (internal)".into(),
@@ -267,20 +269,21 @@ impl Solver<'_> {
         let rt = rels.contains(&"realtime");
         let base = if rw == 0 {
             if rels.iter().any(|r| r.contains("wr")) {
-                "G1c"
+                BaseClass::G1c
             } else {
-                "G0"
+                BaseClass::G0
             }
         } else if rw == 1 {
-            "G-single"
+            BaseClass::GSingle
         } else {
-            "G2-item"
+            BaseClass::G2Item
         };
-        let kind = if rt {
-            format!("{base}-realtime")
+        let variant = if rt {
+            Variant::Realtime
         } else {
-            base.to_string()
+            Variant::Plain
         };
+        let kind = DupKind::Cycle(CycleClass::new(base, variant));
         let names: Vec<String> = txns.iter().map(|&t| n.txn(t)).collect();
         keys.sort_unstable();
         keys.dedup();
@@ -514,7 +517,7 @@ mod tests {
             panic!("write skew is not serializable");
         };
         assert_eq!(
-            (f.kind.as_str(), f.txns, f.keys),
+            (f.kind.name(), f.txns, f.keys),
             ("G2-item", vec![0, 1], vec![0, 1])
         );
         assert_eq!(
