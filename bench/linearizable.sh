@@ -9,8 +9,9 @@
 #   SIZES="10000 100000" CRASH=0 RUNS=5 bench/linearizable.sh
 #
 # Environment: SIZES (ops, "1000 10000 100000"), CRASH (crash rate, 0.01),
-# RUNS (3), SEED (1), BIN=path times another isolde binary. Histories are
-# cached in bench/data/ (gitignored).
+# RUNS (3), SEED (1), KEYS (0: one register; K: K independent registers,
+# values [key value] as in Jepsen's etcd test), BIN=path times another
+# isolde binary. Histories are cached in bench/data/ (gitignored).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,7 @@ SIZES=${SIZES:-"1000 10000 100000"}
 CRASH=${CRASH:-0.01}
 RUNS=${RUNS:-3}
 SEED=${SEED:-1}
+KEYS=${KEYS:-0}
 DATA=bench/data
 BIN=${BIN:-target/release/isolde}
 GEN=target/release/examples/gen_register
@@ -32,8 +34,9 @@ printf "%-8s %9s %8s %9s %9s %s\n" kind ops lines "best s" "peak MB" verdict
 for n in $SIZES; do
     for kind in valid corrupt; do
         f="$DATA/register-$kind-$n-$CRASH-$SEED.edn"
+        [ "$KEYS" != 0 ] && f="$DATA/register-$kind-$n-$CRASH-$SEED-keys$KEYS.edn"
         if [ ! -s "$f" ]; then
-            flags=(--ops "$n" --crash-rate "$CRASH" --seed "$SEED")
+            flags=(--ops "$n" --crash-rate "$CRASH" --seed "$SEED" --keys "$KEYS")
             [ "$kind" = corrupt ] && flags+=(--corrupt)
             "$GEN" "${flags[@]}" > "$f.tmp"
             mv "$f.tmp" "$f"

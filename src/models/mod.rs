@@ -426,6 +426,8 @@ pub enum Checked {
     LongFork(long_fork::LongForkResult),
     /// [`linearizable::check`]'s.
     Linearizable(linearizable::LinResult),
+    /// [`linearizable::keys::check_keys`]'s: a history of independent keys.
+    LinearizableKeys(linearizable::keys::KeyedResult),
     /// [`comments::check`]'s.
     Comments(comments::CommentsResult),
     /// [`sequential::check`]'s.
@@ -440,18 +442,30 @@ pub fn check(model: Model, ops: &Ops, options: &Options) -> Result<Checked, Read
         Model::Set => Checked::Set(set::check(ops)?),
         Model::SetFull => Checked::SetFull(set_full::check(ops)?),
         Model::LongFork => Checked::LongFork(long_fork::check(ops, options.group_size)),
-        Model::CasRegister => Checked::Linearizable(linearizable::check(
+        Model::CasRegister => linearizable_check(
             ops,
             linearizable::Object::CasRegister,
             &options.linearizable,
-        )?),
-        Model::Mutex => Checked::Linearizable(linearizable::check(
-            ops,
-            linearizable::Object::Mutex,
-            &options.linearizable,
-        )?),
+        )?,
+        Model::Mutex => {
+            linearizable_check(ops, linearizable::Object::Mutex, &options.linearizable)?
+        }
         Model::Comments => Checked::Comments(comments::check(ops)?),
         Model::Sequential => Checked::Sequential(sequential::check(ops)?),
+    })
+}
+
+/// A single object, or each key of a history of independent keys.
+fn linearizable_check(
+    ops: &Ops,
+    object: linearizable::Object,
+    options: &linearizable::LinOptions,
+) -> Result<Checked, ReadError> {
+    Ok(match linearizable::keys::split(ops, object) {
+        Some(keys) => {
+            Checked::LinearizableKeys(linearizable::keys::check_keys(keys, object, options)?)
+        }
+        None => Checked::Linearizable(linearizable::check(ops, object, options)?),
     })
 }
 
@@ -465,6 +479,7 @@ impl Checked {
             Checked::SetFull(r) => r.valid(),
             Checked::LongFork(r) => r.valid(),
             Checked::Linearizable(r) => r.valid(),
+            Checked::LinearizableKeys(r) => r.valid(),
             Checked::Comments(r) => r.valid(),
             Checked::Sequential(r) => r.valid(),
         }
@@ -479,6 +494,7 @@ impl Checked {
             Checked::SetFull(r) => r.to_json(ops),
             Checked::LongFork(r) => r.to_json(ops),
             Checked::Linearizable(r) => r.to_json(ops),
+            Checked::LinearizableKeys(r) => r.to_json(),
             Checked::Comments(r) => r.to_json(ops),
             Checked::Sequential(r) => r.to_json(ops),
         }
@@ -493,6 +509,7 @@ impl Checked {
             Checked::SetFull(r) => r.explain(ops),
             Checked::LongFork(r) => r.explain(ops),
             Checked::Linearizable(r) => r.explain(ops),
+            Checked::LinearizableKeys(r) => r.explain(),
             Checked::Comments(r) => r.explain(ops),
             Checked::Sequential(r) => r.explain(ops),
         }

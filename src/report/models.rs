@@ -59,6 +59,27 @@ fn pieces(c: &Checked, ops: &Ops) -> Vec<Piece> {
         Checked::Comments(r) => r.pieces(ops),
         Checked::Sequential(r) => r.pieces(ops),
         Checked::Linearizable(r) => r.pieces(ops),
+        Checked::LinearizableKeys(r) => r.pieces(ops),
+    }
+}
+
+impl ModelSection for models::linearizable::keys::KeyedResult {
+    /// The timeline of the first key that is not valid (of the first key
+    /// when all are); `-x` and `-v` cover the others.
+    fn pieces(&self, _ops: &Ops) -> Vec<Piece> {
+        self.failing()
+            .next()
+            .or(self.keys.first())
+            .map(|k| Piece::Plot {
+                id: "timeline",
+                caption: format!(
+                    "Key {}: calls per process over time; the call no linearization reaches is red",
+                    models::key_string(&k.key)
+                ),
+                svg: models::linearizable::svg::timeline_svg(&k.result, &k.ops),
+            })
+            .into_iter()
+            .collect()
     }
 }
 

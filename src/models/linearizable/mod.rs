@@ -7,6 +7,7 @@
 //! states the object could be in just before it returned.
 
 pub mod calls;
+pub mod keys;
 pub mod search;
 pub mod spec;
 pub mod svg;
