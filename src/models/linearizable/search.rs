@@ -15,7 +15,7 @@
 //! of them would be a configuration of its own. Beyond that, a configuration
 //! whose crashed calls include all those of one already seen with the same
 //! state and the same `:ok` calls linearized is pruned: it can reach nothing
-//! the smaller one cannot (see [`Memo`]). And no call is taken right after
+//! the smaller one cannot (see `Memo`). And no call is taken right after
 //! a crashed call when it would lead to the same state without it (a write
 //! after a crashed write): the crashed call was wasted there.
 
