@@ -467,6 +467,21 @@ impl Sim {
 
     /// One unit of work for a transaction in flight: a micro-op, or the
     /// commit once all micro-ops are done.
+    /// The version of `k` a write (or a read FOR UPDATE) of `a` builds on:
+    /// the latest, under the exclusive lock; the lost-update bug skips the
+    /// lock and reads the snapshot, as snapshot isolation does (relying on
+    /// first committer wins). `Err` when `a` must wait or die.
+    fn locked_view(&mut self, a: &mut SimTxn, k: Key) -> Result<Option<Stored>, Step> {
+        if self.bug == Some(SimBug::LostUpdate) || !self.level.write_locks() {
+            return Ok(self.db.at(k, a.snapshot));
+        }
+        match self.lock(a, k, true) {
+            Lock::Granted => Ok(self.db.latest(k)),
+            Lock::Wait => Err(Step::Blocked),
+            Lock::Die => Err(Step::Aborted("deadlock victim")),
+        }
+    }
+
     pub fn step(&mut self, a: &mut SimTxn) -> Step {
         if let Some(i) = a.installing {
             // non-atomic bug: one key becomes visible (and unlocked) per step.
@@ -504,17 +519,10 @@ impl Sim {
                 let value = if let Some(own) = a.writes.get(&k) {
                     Some(own.clone())
                 } else if a.for_update {
-                    // SELECT ... FOR UPDATE: the lock a write takes (the
-                    // lost-update bug skips it; snapshot isolation reads its
-                    // snapshot and relies on first committer wins).
-                    if self.bug == Some(SimBug::LostUpdate) || !self.level.write_locks() {
-                        self.db.at(k, a.snapshot)
-                    } else {
-                        match self.lock(a, k, true) {
-                            Lock::Granted => self.db.latest(k),
-                            Lock::Wait => return Step::Blocked,
-                            Lock::Die => return Step::Aborted("deadlock victim"),
-                        }
+                    // SELECT ... FOR UPDATE: what a write would see.
+                    match self.locked_view(a, k) {
+                        Ok(v) => v,
+                        Err(step) => return step,
                     }
                 } else if self.bug == Some(SimBug::LongFork) && a.read_only {
                     // Half the keys come from a replica that lags behind.
@@ -544,16 +552,12 @@ impl Sim {
                 a.done.push(Mop::Read(k, self.read_result(value)));
             }
             Mop::Append(_, v) | Mop::Write(_, v) => {
-                let stale = self.bug == Some(SimBug::LostUpdate);
                 let base = if let Some(own) = a.writes.get(&k) {
                     Some(own.clone())
-                } else if stale || !self.level.write_locks() {
-                    self.db.at(k, a.snapshot)
                 } else {
-                    match self.lock(a, k, true) {
-                        Lock::Granted => self.db.latest(k),
-                        Lock::Wait => return Step::Blocked,
-                        Lock::Die => return Step::Aborted("deadlock victim"),
+                    match self.locked_view(a, k) {
+                        Ok(v) => v,
+                        Err(step) => return step,
                     }
                 };
                 let new: Vec<Value> = match mop {
