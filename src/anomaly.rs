@@ -45,6 +45,12 @@ pub enum AnomalyKind {
     DuplicateAppendsUnserializable,
     /// The solver's: no choice of appends read is snapshot isolated.
     DuplicateAppendsNotSnapshotIsolated,
+    /// The solver's, on unique values: no order of the appends no read
+    /// shows is serializable.
+    UnreadAppendsUnserializable,
+    /// The solver's, on unique values: no order of the appends no read
+    /// shows is snapshot isolated.
+    UnreadAppendsNotSnapshotIsolated,
     /// The register solver's: no version order is serializable.
     RegisterUnserializable,
     /// The register solver's: no version order is snapshot isolated.
@@ -73,6 +79,10 @@ impl AnomalyKind {
             AnomalyKind::DuplicateAppendsUnserializable => name::DUPLICATE_APPENDS_UNSERIALIZABLE,
             AnomalyKind::DuplicateAppendsNotSnapshotIsolated => {
                 name::DUPLICATE_APPENDS_NOT_SNAPSHOT_ISOLATED
+            }
+            AnomalyKind::UnreadAppendsUnserializable => name::UNREAD_APPENDS_UNSERIALIZABLE,
+            AnomalyKind::UnreadAppendsNotSnapshotIsolated => {
+                name::UNREAD_APPENDS_NOT_SNAPSHOT_ISOLATED
             }
             AnomalyKind::RegisterUnserializable => name::REGISTER_UNSERIALIZABLE,
             AnomalyKind::RegisterNotSnapshotIsolated => name::REGISTER_NOT_SNAPSHOT_ISOLATED,

@@ -3,12 +3,13 @@
 //! judge (model lattice) → render (JSON, text).
 
 mod duplicates;
+mod exact_append;
 mod search;
 pub mod timing;
 
 use crate::evidence::{Explain, ExplainedCycle};
 use crate::explain::cycle as cyc;
-use crate::graph::{ExplainOrder, GraphBuilder, Rels};
+use crate::graph::{DepGraph, ExplainOrder, GraphBuilder, Rels};
 use crate::history::{History, MopKind, Observed, TxnId};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
 use crate::solver;
@@ -52,9 +53,10 @@ pub struct CheckOptions {
     pub realtime_versions: bool,
     /// rw-register: the database's own commit order, op `:index` → position.
     pub transaction_order: Option<BTreeMap<i64, i64>>,
-    /// rw-register: Elle-style inference only, without the exact solver
-    /// (for comparing with Elle; it may miss violations the version order
-    /// hides, and says "valid" without a witness).
+    /// Elle-style inference only, without the exact solver on rw-register
+    /// histories and on list-append appends no read shows (for comparing
+    /// with Elle; it may miss violations the version order hides, and says
+    /// "valid" without a witness).
     pub inference_only: bool,
 }
 
@@ -562,14 +564,15 @@ fn check_inner(h: &History, options: &CheckOptions) -> Report {
             let mut clock = timing::Stopwatch::start();
             let (inference, la) = list_append::infer(h);
             clock.lap("infer");
-            finish(h, options, workload, &mopts, inference, &la)
+            let (report, g) = finish(h, options, workload, &mopts, inference, &la);
+            exact_append::decide(h, options, report, &g, mopts.order_graph())
         }
         Workload::RwRegister => {
             let mut clock = timing::Stopwatch::start();
             let (inference, rr) =
                 crate::workload::rw_register::infer_with(h, &options.register_options());
             clock.lap("infer");
-            let report = finish(h, options, workload, &mopts, inference, &rr);
+            let (report, _) = finish(h, options, workload, &mopts, inference, &rr);
             if options.inference_only {
                 return report;
             }
@@ -644,7 +647,6 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
         ..solver::Limits::default()
     };
     let verdicts = solver::register::check_levels(h, &open, &limits);
-    let exact_all = open.len() == levels.len();
     let names: Vec<&str> = open.iter().map(|l| l.name()).collect();
     if !names.is_empty() {
         report.notes.push(format!(
@@ -652,12 +654,28 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
             names.join(", ")
         ));
     }
+    let decided_all = others.is_empty() && open.len() == levels.len();
+    merge_exact(report, options, &verdicts, decided_all)
+}
+
+/// Folds the exact solvers' `verdicts` into inference's `report`: their
+/// findings (kinds inference did not report), the models they rule out,
+/// their unknowns' reasons, their witnesses, and the verdict. With
+/// `decided_all` (every requested model has a verdict here) the exact
+/// verdict replaces inference's `unknown` (an empty graph, a bound);
+/// otherwise a `true` needs both.
+fn merge_exact(
+    mut report: Report,
+    options: &CheckOptions,
+    verdicts: &[solver::DupVerdict],
+    decided_all: bool,
+) -> Report {
     let mut said: Vec<String> = Vec::new();
     // Kinds inference already reported (with Elle's detail) are not
     // repeated in the solver's shape: its order-free contradictions
     // (internal, G1a, ...) are the same facts.
     let inferred: Vec<String> = report.anomalies.keys().cloned().collect();
-    for v in &verdicts {
+    for v in verdicts {
         let Some(a) = &v.anomaly else { continue };
         if said.contains(&a.explanation) || inferred.iter().any(|k| k == a.kind.name()) {
             continue;
@@ -675,7 +693,7 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
             .filter(|v| v.valid == Validity::Unknown)
             .map(|v| format!("{}: {}", v.level.name(), v.reason)),
     );
-    let (not, also) = solver::ruled_out(&verdicts);
+    let (not, also) = solver::ruled_out(verdicts);
     let known: Vec<String> = report.not.iter().chain(&report.also_not).cloned().collect();
     for n in not.into_iter().chain(also) {
         if known.iter().any(|k| k.as_str() == n) {
@@ -687,10 +705,10 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
             report.also_not.push(n.to_string());
         }
     }
-    let exact = solver::overall(&verdicts);
+    let exact = solver::overall(verdicts);
     report.valid = if report.valid == Validity::False || exact == Validity::False {
         Validity::False
-    } else if others.is_empty() && exact_all {
+    } else if decided_all {
         // Every requested model was decided here: inference's "unknown"
         // (an empty graph, a bound) no longer applies.
         report
@@ -755,7 +773,8 @@ fn without_untrusted_reads(h: &History) -> Option<History> {
     Some(out)
 }
 
-/// The shared back half: graph, search, judge, render.
+/// The shared back half: graph, search, judge, render. The graph is
+/// returned too: its topological order is a serial witness.
 fn finish(
     h: &History,
     options: &CheckOptions,
@@ -763,7 +782,7 @@ fn finish(
     mopts: &ModelOptions,
     inference: Inference,
     explainer: &dyn Explain,
-) -> Report {
+) -> (Report, DepGraph) {
     let mut clock = timing::Stopwatch::start();
     let Inference { edges, anomalies } = inference;
     let mut found: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
@@ -829,7 +848,7 @@ fn finish(
             reported.insert(t.clone(), fs);
         }
     }
-    Report {
+    let report = Report {
         valid: verdict.valid,
         anomaly_types: verdict.anomaly_types,
         not: verdict.not,
@@ -837,7 +856,8 @@ fn finish(
         anomalies: reported,
         notes,
         witness: None,
-    }
+    };
+    (report, g)
 }
 
 /// Why a verdict is `unknown`, in words: every anomaly reported is one the

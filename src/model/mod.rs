@@ -81,6 +81,13 @@ pub mod anomaly {
     /// isolation.
     pub const DUPLICATE_APPENDS_NOT_SNAPSHOT_ISOLATED: &str =
         "duplicate-appends-not-snapshot-isolated";
+    /// The solver's, on a list-append history with unique values: every
+    /// order of the appends no read shows closes a cycle (serializable and
+    /// stronger).
+    pub const UNREAD_APPENDS_UNSERIALIZABLE: &str = "unread-appends-unserializable";
+    /// The solver's, on unique values: every such order breaks snapshot
+    /// isolation.
+    pub const UNREAD_APPENDS_NOT_SNAPSHOT_ISOLATED: &str = "unread-appends-not-snapshot-isolated";
     /// The register solver's: every choice of version order closes a cycle
     /// (serializable and stronger).
     pub const REGISTER_UNSERIALIZABLE: &str = "register-unserializable";

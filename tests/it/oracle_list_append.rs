@@ -199,7 +199,7 @@ fn no_false_alarm() {
 /// `Hist::fully_observed`), every violation the oracle finds is a cycle or a
 /// read anomaly Elle's method sees, so isolde must say `false`. Skips what
 /// Elle's method is blind to even then (each pinned by a unit test below).
-fn completeness(name: &str, n: u32, faults: bool) {
+fn completeness(name: &str, n: u32, faults: bool, unread: bool) {
     let knobs = Knobs {
         faults,
         corrupt: true,
@@ -227,7 +227,9 @@ fn completeness(name: &str, n: u32, faults: bool) {
                 tally.add("skipped: aborted by the database");
                 return Ok(());
             }
-            if !h.fully_observed() {
+            // Appends no read shows leave their order open; the solver
+            // decides that part (issue 17), so `unread` keeps them.
+            if !unread && !h.fully_observed() {
                 tally.add("skipped: not fully observed");
                 return Ok(());
             }
@@ -241,10 +243,11 @@ fn completeness(name: &str, n: u32, faults: bool) {
                 tally.add("skipped: reads a transaction's appends out of order");
                 return Ok(());
             }
-            tally.add(if h.has_faults() {
-                "fully observed, with info/fail"
-            } else {
-                "fully observed"
+            tally.add(match (h.fully_observed(), h.has_faults()) {
+                (true, true) => "fully observed, with info/fail",
+                (true, false) => "fully observed",
+                (false, true) => "appends no read shows, with info/fail",
+                (false, false) => "appends no read shows",
             });
             let parsed = parse(h);
             for (model, name) in MODELS {
@@ -283,14 +286,44 @@ fn completeness(name: &str, n: u32, faults: bool) {
 /// every append observed.
 #[test]
 fn every_visible_violation_found() {
-    completeness("every_visible_violation_found", 10000, false);
+    completeness("every_visible_violation_found", 10000, false, false);
+}
+
+/// Completeness when some appends are never read, so their order is
+/// hidden: Elle's method misses snapshot-isolation violations that every
+/// order of them causes (issue 17's example is pinned below); the exact
+/// path must find every one.
+#[test]
+fn every_violation_found_with_unread_appends() {
+    completeness(
+        "every_violation_found_with_unread_appends",
+        6000,
+        false,
+        true,
+    );
+}
+
+/// The same with `info` and `fail` transactions.
+#[test]
+fn every_violation_found_with_unread_appends_and_faults() {
+    completeness(
+        "every_violation_found_with_unread_appends_and_faults",
+        4000,
+        true,
+        true,
+    );
 }
 
 /// Completeness with `info` and `fail` transactions: failed appends may
 /// be read (G1a), `info` appends are read all or not at all.
 #[test]
 fn every_visible_violation_found_with_faults() {
-    completeness("every_visible_violation_found_with_faults", 6000, true);
+    completeness(
+        "every_visible_violation_found_with_faults",
+        6000,
+        true,
+        false,
+    );
 }
 
 /// A serial database's histories are valid: serializable (and snapshot
@@ -849,6 +882,97 @@ fn swapped_appends_are_invisible_to_elle_method() {
         "{}",
         describe(&r)
     );
+}
+
+/// Issue 17's example: T0 appends 1 to x; T1 reads y = [], appends 1 to
+/// y, reads x = [1]; T2 reads x = [], appends 2 to y. No read shows y's
+/// appends, so their order is hidden, and each order closes a cycle with a
+/// single anti-dependency (T1 first: T2 -rw-> T0 -wr-> T1 -ww-> T2; T2
+/// first: T2 -ww-> T1 -rw-> T2), which snapshot isolation forbids. Elle's
+/// method adds no edge between the two appends and says valid
+/// (`--inference-only` keeps that answer, for comparing with Elle); the
+/// exact path searches both orders.
+#[test]
+fn unread_appends_in_either_order_break_snapshot_isolation() {
+    let h = concurrent(&[(0, OK, "ax1"), (1, OK, "ry[] ay1 rx1"), (2, OK, "rx[] ay2")]);
+    expect(
+        &h,
+        "snapshot-isolation",
+        INVALID,
+        &["unread-appends-not-snapshot-isolated"],
+        Model::SnapshotIsolation,
+        false,
+    );
+    let r = check(&parse(&h), "snapshot-isolation");
+    assert_eq!(r.not, ["snapshot-isolation"], "{}", describe(&r));
+    let elle = check_history(
+        &parse(&h),
+        &CheckOptions {
+            models: Some(vec!["snapshot-isolation".to_string()]),
+            inference_only: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(elle.valid, VALID, "{}", describe(&elle));
+    // Serializability is an acyclicity condition: whatever the order,
+    // inference's cycle (two adjacent anti-dependencies) is there.
+    expect(
+        &h,
+        "serializable",
+        INVALID,
+        &["G2-item"],
+        Model::Serializable,
+        false,
+    );
+}
+
+/// Valid histories with hidden append orders get witnesses that replay:
+/// a serial one from the dependency graph's topological order, and an SI
+/// one from the solver when write skew leaves the graph cyclic.
+#[test]
+fn unread_appends_get_replayable_witnesses() {
+    use isolde::solver::witness::{check_serial, check_si};
+    let witness = |h: &History, model: &str| {
+        let r = check_history(
+            h,
+            &CheckOptions {
+                models: Some(vec![model.to_string()]),
+                witness: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(r.valid, VALID, "{model}: {}", describe(&r));
+        let ws = r.witness.expect("asked for a witness");
+        let w = ws
+            .iter()
+            .find(|w| w.model == model)
+            .unwrap_or_else(|| panic!("no {model} witness"))
+            .clone();
+        (w.order, w.snapshots)
+    };
+    // Two transactions append to y after every read of it.
+    let serial = parse(&concurrent(&[
+        (0, OK, "ax1 ry[]"),
+        (1, OK, "rx1 ay1"),
+        (2, OK, "rx1 ay2"),
+    ]));
+    for model in ["serializable", "strict-serializable"] {
+        let (order, _) = witness(&serial, model);
+        check_serial(&serial, &order, model == "strict-serializable").unwrap();
+    }
+    let (order, snapshots) = witness(&serial, "snapshot-isolation");
+    check_si(&serial, &order, &snapshots.expect("SI snapshots")).unwrap();
+    // Write skew (allowed by SI) plus two unread appends to z; the
+    // graph is cyclic, so the solver finds the SI execution.
+    let skew = parse(&concurrent(&[
+        (0, OK, "rx[] ry[] ax1"),
+        (1, OK, "rx[] ry[] ay1"),
+        (2, OK, "rx1 ry1"),
+        (3, OK, "rx1 az1"),
+        (4, OK, "ry1 az2"),
+    ]));
+    let (order, snapshots) = witness(&skew, "snapshot-isolation");
+    check_si(&skew, &order, &snapshots.expect("SI snapshots")).unwrap();
 }
 
 /// An `info` transaction that was never completed (the history ends with

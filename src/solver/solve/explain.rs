@@ -144,8 +144,16 @@ impl Solver<'_> {
         keys.sort_unstable();
         keys.dedup();
         let n = Names(self.h);
+        // With unique values the only choices left are the orders of
+        // appends no read shows (and which `info` transactions committed).
+        let repeats = super::super::has_duplicate_appends(self.h);
         let mut text = format!(
-            "every choice of which appends produced the repeated values closes a cycle{}",
+            "every choice of {} closes a cycle{}",
+            if repeats {
+                "which appends produced the repeated values"
+            } else {
+                "order of the appends no read shows"
+            },
             if keys.is_empty() {
                 String::new()
             } else {
@@ -185,9 +193,13 @@ impl Solver<'_> {
             ));
         }
         let kind = match self.level {
+            Level::SnapshotIsolation if !repeats => {
+                AnomalyKind::UnreadAppendsNotSnapshotIsolated.into()
+            }
             Level::SnapshotIsolation => AnomalyKind::DuplicateAppendsNotSnapshotIsolated.into(),
             // Every choice closes a cycle of ww and wr edges.
             Level::ReadCommitted => DupKind::Cycle(CycleClass::new(BaseClass::G1c, Variant::Plain)),
+            _ if !repeats => AnomalyKind::UnreadAppendsUnserializable.into(),
             _ => AnomalyKind::DuplicateAppendsUnserializable.into(),
         };
         Finding {
