@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Times `isolde check -c strict-serializable FILE` (whole run, parse included)
+# Times `isolde check -c MODELS FILE` (whole run, parse included)
 # on generated list-append histories, best of N runs, and prints a table.
 #
 #   bench/run.sh                      # 10k, 100k, 1M txns x valid, g2, lost-update, mixed
 #   SIZES="100000" KINDS="valid" RUNS=5 bench/run.sh
 #
 # Environment: SIZES, KINDS (space-separated), RUNS (default 3), SEED (1),
+# MODELS (-c, default strict-serializable), FLAGS (more check flags, e.g.
+# --inference-only),
 # TIMEOUT per run in seconds (120), EXTRA=0 skips the gzip/zstd/JSON rows,
 # BIN=path times another isolde binary (e.g. an older build) on the same data,
 # ISOLDE_THREADS=1 keeps isolde on one thread.
@@ -18,6 +20,8 @@ KINDS=${KINDS:-"valid g2 lost-update mixed"}
 RUNS=${RUNS:-3}
 SEED=${SEED:-1}
 TIMEOUT=${TIMEOUT:-120}
+MODELS=${MODELS:-strict-serializable}
+FLAGS=${FLAGS:-}
 EXTRA=${EXTRA:-1}
 DATA=bench/data
 BIN=${BIN:-target/release/isolde}
@@ -44,7 +48,7 @@ gen() {
 measure() {
     local file=$1 best="" best_cpu="" best_kb="" verdict="" out
     for _ in $(seq "$RUNS"); do
-        /usr/bin/time -o "$DATA/.time" -f '%e %U %S %M' timeout "$TIMEOUT" "$BIN" check -c strict-serializable "$file" \
+        /usr/bin/time -o "$DATA/.time" -f '%e %U %S %M' timeout "$TIMEOUT" "$BIN" check -c "$MODELS" $FLAGS "$file" \
             >"$DATA/.stdout" 2>/dev/null || true
         out=$(tail -1 "$DATA/.time")
         verdict=$(cut -f2 "$DATA/.stdout" 2>/dev/null || true)
@@ -66,7 +70,7 @@ row() { # LABEL FILE
     printf '| %-26s | %8s | %8s | %8s | %9s | %-8s |\n' "$1" "$2" "$3" "$4" "$(awk "BEGIN{printf \"%.0f\", $5/1024}")" "$6"
 }
 
-echo "$BIN ($(git rev-parse --short HEAD 2>/dev/null || echo '?') tree) on $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; best of $RUNS; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$BIN -c $MODELS $FLAGS ($(git rev-parse --short HEAD 2>/dev/null || echo '?') tree) on $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; best of $RUNS; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '| %-26s | %8s | %8s | %8s | %9s | %-8s |\n' "history (txns, kind)" "MB" "time s" "CPU s" "peak MB" "valid?"
 printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..28})" "----------" "----------" "----------" "-----------" "----------"
 for n in $SIZES; do

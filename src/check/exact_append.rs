@@ -103,10 +103,14 @@ pub(super) fn decide(
             ..solver::Limits::default()
         };
         let names: Vec<&str> = rest.iter().map(|l| l.name()).collect();
-        report.notes.push(format!(
-            "decided exactly by the solver: {} (the reads hide part of the version order; inference alone: --inference-only)",
-            names.join(", ")
-        ));
+        report.notes.push(if si_search {
+            format!(
+                "decided exactly by the solver: {} (the reads hide the order of some appends; inference alone: --inference-only)",
+                names.join(", ")
+            )
+        } else {
+            format!("witness searched by the solver: {}", names.join(", "))
+        });
         verdicts.extend(solver::check_levels(h, &rest, &limits));
     }
     let decided_all = others.is_empty()

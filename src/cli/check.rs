@@ -105,16 +105,18 @@ pub struct CheckArgs {
     /// explanation of every anomaly.
     #[arg(short = 'x', long, conflicts_with = "verbose")]
     pub explain: bool,
-    /// For each model the exact solvers decide (rw-register histories at
-    /// serializable, strict-serializable, snapshot-isolation; list-append
-    /// histories whose appended values repeat): print the serial order (or
+    /// For each model the exact solvers decide (serializable,
+    /// strict-serializable, snapshot-isolation on rw-register and
+    /// list-append histories; on list-append with repeated values, the
+    /// models their witnesses cover): print the serial order (or
     /// snapshot-isolation commit order and snapshots) that explains every
     /// read, for each model that holds.
     #[arg(long)]
     pub witness: bool,
-    /// rw-register: Elle-style inference only, without the exact solver that
-    /// by default decides serializable, strict-serializable and
-    /// snapshot-isolation (for comparing with Elle).
+    /// Elle-style inference only: without the exact solver that by default
+    /// decides serializable, strict-serializable and snapshot-isolation on
+    /// rw-register histories and on list-append appends no read shows (for
+    /// comparing with Elle).
     #[arg(long = "inference-only")]
     pub inference_only: bool,
     /// rw-register: writes follow reads within a transaction (a write after a
