@@ -4,25 +4,34 @@
 # Markdown table (the one in README.md). Needs PostgreSQL on 127.0.0.1:5432 and
 # MariaDB on 127.0.0.1:3306; the sim rows need nothing.
 #   bash scripts/ladder.sh [TXNS]        (default 4000 transactions, 10 clients, 6 keys)
+#   WORKLOAD=rw-register bash scripts/ladder.sh
+# A cell whose Elle-style answer (--inference-only) differs from the exact one
+# shows both: "exact (inference: ...)".
 set -eu
 cd "$(dirname "$0")/.."
 n=${1:-4000}
 cargo build --release -q
 bin=target/release/isolde
 dir=$(mktemp -d)
-common=(-n "$n" -p 10 --key-count 6 --seed 1 --no-check)
+workload=${WORKLOAD:-list-append}
+common=(-w "$workload" -n "$n" -p 10 --key-count 6 --seed 1 --no-check)
+cell() { # a check's JSON → "valid" or its anomaly types
+  python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+v = d["valid?"]
+print("valid" if v is True else (", ".join(d.get("anomaly-types", [])) or str(v)))'
+}
 row() { # label, then the run arguments
   local label=$1; shift
   local f="$dir/$(echo "$label" | tr ' /' '__').jsonl"
   "$bin" run "$@" "${common[@]}" -o "$f" >/dev/null 2>&1 || true
   local cells=()
   for m in serializable snapshot-isolation read-committed; do
-    local r
-    r=$("$bin" check -v -c "$m" "$f" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-v = d["valid?"]
-print("valid" if v is True else (", ".join(d.get("anomaly-types", [])) or str(v)))')
+    local r e
+    r=$("$bin" check -v -c "$m" "$f" | cell)
+    e=$("$bin" check -v --inference-only -c "$m" "$f" | cell)
+    [ "$r" = "$e" ] || r="$r (inference: $e)"
     cells+=("$r")
   done
   printf '| %s | %s | %s | %s |\n' "$label" "${cells[0]}" "${cells[1]}" "${cells[2]}"

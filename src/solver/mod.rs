@@ -530,13 +530,7 @@ pub(crate) fn share_levels(
         .iter()
         .map(|&l| match (l, &ser) {
             (Level::Serializable, Some(s)) => s.clone(),
-            (Level::SnapshotIsolation, Some(s)) if s.valid == Validity::True => {
-                let mut v = s.clone();
-                v.level = l;
-                v.reason = format!("serializable, hence snapshot-isolated: {}", s.reason);
-                v.snapshots = s.witness.as_ref().map(|w| (0..w.len() as u32).collect());
-                v
-            }
+            (Level::SnapshotIsolation, Some(s)) if s.valid == Validity::True => si_from_serial(s),
             (Level::StrictSerializable, Some(s)) if s.valid == Validity::False => {
                 let mut v = s.clone();
                 v.level = l;
@@ -546,6 +540,16 @@ pub(crate) fn share_levels(
             _ => check(l),
         })
         .collect()
+}
+
+/// A valid serializable verdict as a snapshot-isolation one: its serial
+/// order, each snapshot right after the previous commit.
+pub(crate) fn si_from_serial(s: &DupVerdict) -> DupVerdict {
+    let mut v = s.clone();
+    v.level = Level::SnapshotIsolation;
+    v.reason = format!("serializable, hence snapshot-isolated: {}", s.reason);
+    v.snapshots = s.witness.as_ref().map(|w| (0..w.len() as u32).collect());
+    v
 }
 
 /// Overall validity: false if any level failed, unknown if any is unknown.

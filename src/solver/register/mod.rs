@@ -58,6 +58,27 @@ pub fn check(h: &History, level: Level, limits: &Limits) -> DupVerdict {
 /// Decides each of `levels`, sharing what implies what
 /// ([`super::share_levels`]).
 pub fn check_levels(h: &History, levels: &[Level], limits: &Limits) -> Vec<DupVerdict> {
+    if levels == [Level::SnapshotIsolation] {
+        // A serializable witness is a snapshot-isolation one, and on
+        // histories from serializable databases the serial search is much
+        // the quicker: it gets a tenth of the budget first.
+        let t0 = Instant::now();
+        let quick = Limits {
+            time_ms: limits.time_ms / 10,
+            ..limits.clone()
+        };
+        let s = check(h, Level::Serializable, &quick);
+        if s.valid == Validity::True {
+            return vec![super::si_from_serial(&s)];
+        }
+        let rest = Limits {
+            time_ms: limits
+                .time_ms
+                .saturating_sub(t0.elapsed().as_millis() as u64),
+            ..limits.clone()
+        };
+        return vec![check(h, Level::SnapshotIsolation, &rest)];
+    }
     super::share_levels(levels, |l| check(h, l, limits))
 }
 

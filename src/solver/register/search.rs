@@ -169,6 +169,24 @@ impl<'a> Search<'a> {
                         .push(vec![(v, false), (s.committed[w as usize], true)]);
                 }
             }
+            // First guess: the candidate that completed last before the
+            // reader did (the version a database would most likely show).
+            let done = |t: TxnId| -> u64 {
+                if t == INIT {
+                    0
+                } else {
+                    h.txns[t as usize].complete_seq.unwrap_or(u64::MAX)
+                }
+            };
+            let by = done(r.txn);
+            let guess = (0..r.cands.len())
+                .filter(|&c| done(r.cands[c]) < by)
+                .max_by_key(|&c| done(r.cands[c]))
+                .or_else(|| (0..r.cands.len()).min_by_key(|&c| done(r.cands[c])));
+            if let Some(c) = guess {
+                let v = s.saw[i][c] as usize;
+                s.val[v] = true;
+            }
             s.clauses.push(any);
         }
         if level == Level::StrictSerializable && h.has_invocations {
@@ -250,7 +268,28 @@ impl<'a> Search<'a> {
         }
         let v = self.new_var(Var::Edge { from, to, why });
         self.edge_var.insert((from, to), v);
+        // First guess: the edge holds when it agrees with the history's
+        // own order (databases mostly commit in about the order they
+        // answer), so the first models need few repairs.
+        self.val[v as usize] = self.event(from) < self.event(to);
         v
+    }
+
+    /// A node's place in the history: a transaction's completion (its
+    /// invocation for an SI start node); barrier nodes come last.
+    fn event(&self, node: u32) -> u64 {
+        let n = self.h.txns.len() as u32;
+        let t = if self.si { node / 2 } else { node };
+        if t >= n {
+            return u64::MAX;
+        }
+        let txn = &self.h.txns[t as usize];
+        let inv = txn.invoke_seq.unwrap_or(txn.index.max(0) as u64);
+        if self.si && node.is_multiple_of(2) {
+            inv
+        } else {
+            txn.complete_seq.unwrap_or(u64::MAX - 1).max(inv)
+        }
     }
 
     fn is_committed(&self, t: TxnId) -> bool {
