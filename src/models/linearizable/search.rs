@@ -18,6 +18,10 @@
 //! the smaller one cannot (see `Memo`). And no call is taken right after
 //! a crashed call when it would lead to the same state without it (a write
 //! after a crashed write): the crashed call was wasted there.
+//!
+//! Depth first is the right order to find a linearization, not to exhaust
+//! the configurations: [`search`] gives it a bounded number of them, then
+//! hands over to the search by layers of `super::layered`.
 
 use super::calls::Event;
 use super::spec::{step, Action, INITIAL};
