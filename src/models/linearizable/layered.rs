@@ -211,8 +211,28 @@ pub fn layered(
                         if inv[m as usize] as usize >= stop {
                             continue;
                         }
+                        // Taking m is of use only if a call that could
+                        // follow does something after it that it would not
+                        // do without it: otherwise every configuration past
+                        // it is dominated by one without it. At the end of
+                        // the history every state counts (the report lists
+                        // them).
+                        let differs = |s2: u32, x: u32| match step(s2, actions[x as usize]) {
+                            Some(t) => step(state, actions[x as usize]) != Some(t),
+                            None => false,
+                        };
+                        let of_use = |s2: u32| {
+                            watermark == n_oks
+                                || cands[c0 as usize..].iter().any(|&x| differs(s2, x))
+                                || groups.iter().enumerate().any(|(g2, calls)| {
+                                    let next = taken[g2] + u32::from(g2 == g);
+                                    calls.get(next as usize).is_some_and(|&x| {
+                                        (inv[x as usize] as usize) < stop && differs(s2, x)
+                                    })
+                                })
+                        };
                         match step(state, actions[m as usize]) {
-                            Some(s2) if s2 != state => {
+                            Some(s2) if s2 != state && of_use(s2) => {
                                 let p = part[m as usize] as usize;
                                 set[p / 64] |= 1 << (p % 64);
                                 let ab = &above[a as usize..(a + k) as usize];
