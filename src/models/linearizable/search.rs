@@ -343,7 +343,7 @@ impl Linearized {
 /// linearization. When that has explored `DEPTH_FIRST_PER_EVENT` times
 /// as many configurations as there are events without deciding, the
 /// history is likely not linearizable, and the search starts over by
-/// layers ([`super::layered`]), which explores each configuration that is
+/// layers (`super::layered`), which explores each configuration that is
 /// not dominated once.
 pub fn search(
     actions: &[Action],
