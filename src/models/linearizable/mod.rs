@@ -8,6 +8,7 @@
 
 pub mod calls;
 pub mod keys;
+mod layered;
 pub mod search;
 pub mod spec;
 pub mod svg;

@@ -18,6 +18,10 @@
 //! the smaller one cannot (see `Memo`). And no call is taken right after
 //! a crashed call when it would lead to the same state without it (a write
 //! after a crashed write): the crashed call was wasted there.
+//!
+//! Depth first is the right order to find a linearization, not to exhaust
+//! the configurations: [`search`] gives it a bounded number of them, then
+//! hands over to the search by layers of `super::layered`.
 
 use super::calls::Event;
 use super::spec::{step, Action, INITIAL};
@@ -32,6 +36,10 @@ pub struct Budget {
     pub max_words: usize,
     /// Why the budget ran out, once it did.
     pub spent: Option<String>,
+    /// Configurations the depth-first search may make before the search
+    /// starts over by layers (see [`search`]); `None`:
+    /// `DEPTH_FIRST_PER_EVENT` per event.
+    pub depth_first: Option<usize>,
 }
 
 impl Budget {
@@ -41,6 +49,7 @@ impl Budget {
             deadline: ms.map(|ms| Instant::now() + std::time::Duration::from_millis(ms)),
             max_words,
             spent: None,
+            depth_first: None,
         }
     }
 }
@@ -99,7 +108,7 @@ fn word(c: u32) -> u64 {
 ///   (a crashed call may take effect at most once, or never). This keeps a
 ///   non-linearizable history with crashed writes from listing every subset
 ///   of them that has taken effect.
-struct Memo {
+pub(super) struct Memo {
     /// Words of a crashed-call bit set.
     crash_width: usize,
     /// The finite part's linearized calls above each entry's watermark.
@@ -125,17 +134,19 @@ struct Entry {
 }
 
 impl Memo {
-    /// Adds the configuration (`state`; finite calls below `watermark` and
-    /// those in `above`; crashed calls `crashed`) with hash `h` of its state
-    /// and finite part; false if it or one that dominates it was there.
-    fn insert(
-        &mut self,
-        h: u64,
-        state: u32,
-        watermark: u32,
-        above: &[u32],
-        crashed: &[u64],
-    ) -> bool {
+    /// An empty memo of crashed sets `crash_width` words wide.
+    pub(super) fn new(crash_width: usize) -> Memo {
+        Memo {
+            crash_width,
+            above: Vec::new(),
+            entries: Vec::new(),
+            by_hash: Default::default(),
+            set_words: 0,
+        }
+    }
+
+    /// The entry of (`state`, `watermark`, `above`) with hash `h`.
+    fn find(&self, h: u64, state: u32, watermark: u32, above: &[u32]) -> (u32, u32) {
         let first = *self.by_hash.get(&h).unwrap_or(&NIL);
         let mut e = first;
         while e != NIL {
@@ -149,6 +160,40 @@ impl Memo {
             }
             e = entry.next;
         }
+        (first, e)
+    }
+
+    /// Whether the configuration or one that dominates it is there.
+    pub(super) fn covers(
+        &self,
+        h: u64,
+        state: u32,
+        watermark: u32,
+        above: &[u32],
+        crashed: &[u64],
+    ) -> bool {
+        let (_, e) = self.find(h, state, watermark, above);
+        let w = self.crash_width;
+        e != NIL
+            && (w == 0
+                || self.entries[e as usize]
+                    .sets
+                    .chunks_exact(w)
+                    .any(|s| s.iter().zip(crashed).all(|(x, y)| x & !y == 0)))
+    }
+
+    /// Adds the configuration (`state`; finite calls below `watermark` and
+    /// those in `above`; crashed calls `crashed`) with hash `h` of its state
+    /// and finite part; false if it or one that dominates it was there.
+    pub(super) fn insert(
+        &mut self,
+        h: u64,
+        state: u32,
+        watermark: u32,
+        above: &[u32],
+        crashed: &[u64],
+    ) -> bool {
+        let (first, mut e) = self.find(h, state, watermark, above);
         if e == NIL {
             e = self.entries.len() as u32;
             let a = self.above.len() as u32;
@@ -188,7 +233,7 @@ impl Memo {
 
     /// Roughly the memo's size in 64-bit words: the arena, and per entry
     /// its fields, its sets and its place in the hash map.
-    fn words(&self) -> usize {
+    pub(super) fn words(&self) -> usize {
         self.above.len() / 2 + self.entries.len() * 9 + self.set_words
     }
 }
@@ -293,6 +338,13 @@ impl Linearized {
 /// `events[finite..]` are returns at infinity). Each linearization found
 /// is shown to `visit`, which returns true to stop there or false to look
 /// for another (each configuration is visited at most once).
+///
+/// Depth first first: on a linearizable history it goes straight to a
+/// linearization. When that has explored `DEPTH_FIRST_PER_EVENT` times
+/// as many configurations as there are events without deciding, the
+/// history is likely not linearizable, and the search starts over by
+/// layers (`super::layered`), which explores each configuration that is
+/// not dominated once.
 pub fn search(
     actions: &[Action],
     events: &[Event],
@@ -300,6 +352,37 @@ pub fn search(
     budget: &mut Budget,
     mut visit: impl FnMut(Found) -> bool,
 ) -> Ended {
+    let mut seen: rustc_hash::FxHashSet<(u32, Vec<u64>)> = Default::default();
+    let max_configs = budget
+        .depth_first
+        .unwrap_or(DEPTH_FIRST_PER_EVENT * events.len() + 4096);
+    let mut first = |f: Found| {
+        seen.insert((f.state, f.bits.to_vec()));
+        visit(f)
+    };
+    if let Some(ended) = depth_first(actions, events, finite, budget, max_configs, &mut first) {
+        return ended;
+    }
+    // Linearizations the depth-first search showed are not shown again.
+    super::layered::layered(actions, events, finite, budget, &mut |f: Found| {
+        !seen.contains(&(f.state, f.bits.to_vec())) && visit(f)
+    })
+}
+
+/// See [`search`].
+const DEPTH_FIRST_PER_EVENT: usize = 4;
+
+/// The depth-first search; `None` once it has made more than `max_configs`
+/// configurations.
+fn depth_first(
+    actions: &[Action],
+    events: &[Event],
+    finite: usize,
+    budget: &mut Budget,
+    max_configs: usize,
+    visit: &mut impl FnMut(Found) -> bool,
+) -> Option<Ended> {
+    let mut configs = 0usize;
     let m = events.len();
     let head = m;
     // The list: slots 0..m are events, slot m the head.
@@ -332,13 +415,7 @@ pub fn search(
     }
     let mut lin = Linearized::new(actions.len(), events, finite, &ret);
     let mut above: Vec<u32> = Vec::new();
-    let mut memo = Memo {
-        crash_width: lin.crashed.len(),
-        above: Vec::new(),
-        entries: Vec::new(),
-        set_words: 0,
-        by_hash: Default::default(),
-    };
+    let mut memo = Memo::new(lin.crashed.len());
     let mut state = INITIAL;
     // (call slot, state before it) of each linearized call, latest last.
     let mut stack: Vec<(u32, u32)> = Vec::new();
@@ -370,7 +447,7 @@ pub fn search(
             if let Some(d) = budget.deadline {
                 if Instant::now() >= d {
                     budget.spent = Some("time limit".into());
-                    return Ended::OutOfBudget;
+                    return Some(Ended::OutOfBudget);
                 }
             }
         }
@@ -385,7 +462,7 @@ pub fn search(
                 last,
                 bits: &lin.bits,
             }) {
-                return Ended::Stopped;
+                return Some(Ended::Stopped);
             }
             true
         } else {
@@ -413,9 +490,13 @@ pub fn search(
                         lin.above(&mut above);
                         let h = lin.hash ^ word(s2 ^ 0x8000_0000);
                         if memo.insert(h, s2, lin.watermark, &above, &lin.crashed) {
+                            configs += 1;
+                            if configs > max_configs {
+                                return None;
+                            }
                             if memo.words() > budget.max_words {
                                 budget.spent = Some("memory limit".into());
-                                return Ended::OutOfBudget;
+                                return Some(Ended::OutOfBudget);
                             }
                             stack.push((entry, state));
                             state = s2;
@@ -437,11 +518,11 @@ pub fn search(
         };
         if backtrack {
             let Some((slot, before)) = stack.pop() else {
-                return Ended::Exhausted {
+                return Some(Ended::Exhausted {
                     blocked_at: furthest.map(|slot| match events[slot as usize] {
                         Event::Return(c) | Event::Call(c) => c,
                     }),
-                };
+                });
             };
             let Event::Call(c) = events[slot as usize] else {
                 unreachable!("only calls are pushed")
