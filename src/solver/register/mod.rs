@@ -41,7 +41,7 @@ pub mod witness;
 
 use super::{verdict, DupAnomaly, DupKind, DupVerdict, Level, Limits};
 use crate::anomaly::AnomalyKind;
-use crate::graph::{BaseClass, CycleClass, Variant};
+use crate::graph::{BaseClass, CycleClass, Rels, Variant};
 use crate::history::{History, KeyId, TxnId};
 use crate::model::Validity;
 use search::{Found, Search, Why};
@@ -132,25 +132,21 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
     }
 }
 
-/// Elle's name for a cycle of these steps (anti-dependencies counted).
-fn classify(level: Level, cycle: &[(TxnId, TxnId, Why)]) -> CycleClass {
-    let rw = cycle
+/// Elle's name for a cycle of these steps, from the one classifier
+/// ([`crate::graph::classify`]: adjacency of anti-dependencies included);
+/// an SI cycle's start-to-commit steps carry no relation.
+fn classify(cycle: &[(TxnId, TxnId, Why)]) -> CycleClass {
+    let steps: Vec<Rels> = cycle
         .iter()
-        .filter(|e| matches!(e.2, Why::Rw { .. }))
-        .count();
-    let rt = cycle.iter().any(|e| e.2 == Why::Realtime);
-    let base = match rw {
-        0 => BaseClass::G1c,
-        1 => BaseClass::GSingle,
-        _ if !rt && level == Level::SnapshotIsolation => BaseClass::GNonadjacent,
-        _ => BaseClass::G2Item,
-    };
-    let variant = if rt {
-        Variant::Realtime
-    } else {
-        Variant::Plain
-    };
-    CycleClass::new(base, variant)
+        .filter_map(|e| match e.2 {
+            Why::Wr { .. } => Some(Rels::WR),
+            Why::Ww { .. } => Some(Rels::WW),
+            Why::Rw { .. } => Some(Rels::RW),
+            Why::Realtime => Some(Rels::REALTIME),
+            Why::Span => None,
+        })
+        .collect();
+    crate::graph::classify(&steps).unwrap_or_else(|| CycleClass::new(BaseClass::G0, Variant::Plain))
 }
 
 fn step(h: &History, a: TxnId, b: TxnId, why: Why) -> String {
@@ -183,7 +179,7 @@ fn explain(h: &History, level: Level, cycle: &[(TxnId, TxnId, Why)], forced: boo
     keys.dedup();
     let steps: Vec<String> = cycle.iter().map(|&(a, b, w)| step(h, a, b, w)).collect();
     let kind = if forced {
-        DupKind::Cycle(classify(level, cycle))
+        DupKind::Cycle(classify(cycle))
     } else {
         match level {
             Level::SnapshotIsolation => AnomalyKind::RegisterNotSnapshotIsolated.into(),
@@ -222,26 +218,31 @@ fn explain(h: &History, level: Level, cycle: &[(TxnId, TxnId, Why)], forced: boo
 mod tests {
     use super::*;
 
-    /// The cycle names the register solver gives, from the step relations
-    /// alone: the rw count and any real-time step.
+    /// The cycle names the register solver gives come from the one
+    /// classifier: anti-dependencies counted, their adjacency (around the
+    /// cycle) checked, real-time steps named, SI's start-to-commit steps
+    /// skipped.
     #[test]
-    fn forced_cycles_are_named_by_rw_count_and_real_time() {
-        let (wr, rw) = (Why::Wr { key: 0 }, Why::Rw { key: 1 });
-        let name = |level, whys: &[Why]| {
+    fn forced_cycles_are_named_like_inference_names_them() {
+        let (ww, wr, rw) = (Why::Ww { key: 2 }, Why::Wr { key: 0 }, Why::Rw { key: 1 });
+        let name = |whys: &[Why]| {
             let cycle: Vec<(TxnId, TxnId, Why)> = whys
                 .iter()
                 .enumerate()
                 .map(|(i, &w)| (i as TxnId, ((i + 1) % whys.len()) as TxnId, w))
                 .collect();
-            classify(level, &cycle).name()
+            classify(&cycle).name()
         };
-        let s = Level::Serializable;
-        assert_eq!(name(s, &[wr, wr]), "G1c");
-        assert_eq!(name(s, &[wr, Why::Realtime]), "G1c-realtime");
-        assert_eq!(name(s, &[wr, rw]), "G-single");
-        assert_eq!(name(s, &[rw, Why::Realtime]), "G-single-realtime");
-        assert_eq!(name(s, &[rw, rw]), "G2-item");
-        assert_eq!(name(s, &[rw, rw, Why::Realtime]), "G2-item-realtime");
-        assert_eq!(name(Level::SnapshotIsolation, &[rw, rw]), "G-nonadjacent");
+        assert_eq!(name(&[ww, ww]), "G0");
+        assert_eq!(name(&[wr, wr]), "G1c");
+        assert_eq!(name(&[ww, wr]), "G1c");
+        assert_eq!(name(&[wr, Why::Realtime]), "G1c-realtime");
+        assert_eq!(name(&[wr, rw]), "G-single-item");
+        assert_eq!(name(&[rw, Why::Span, wr]), "G-single-item");
+        assert_eq!(name(&[rw, Why::Realtime]), "G-single-item-realtime");
+        // Two anti-dependencies in a two-step cycle are adjacent.
+        assert_eq!(name(&[rw, rw]), "G2-item");
+        assert_eq!(name(&[rw, rw, Why::Realtime]), "G2-item-realtime");
+        assert_eq!(name(&[rw, wr, rw, wr]), "G-nonadjacent-item");
     }
 }

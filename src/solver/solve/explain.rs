@@ -7,7 +7,7 @@ use super::super::problem::Names;
 use super::super::{DupKind, Level};
 use super::{Conflict, Finding, Origin, Solver, VarKind, Why};
 use crate::anomaly::AnomalyKind;
-use crate::graph::{BaseClass, CycleClass, Variant};
+use crate::graph::{classify, BaseClass, CycleClass, Rels, Variant};
 use crate::history::TxnId;
 
 impl Solver<'_> {
@@ -277,25 +277,22 @@ impl Solver<'_> {
             parts.push(text);
             i = j + 1;
         }
-        let rw = rels.iter().filter(|r| r.contains("rw")).count();
-        let rt = rels.contains(&"realtime");
-        let base = if rw == 0 {
-            if rels.iter().any(|r| r.contains("wr")) {
-                BaseClass::G1c
-            } else {
-                BaseClass::G0
-            }
-        } else if rw == 1 {
-            BaseClass::GSingle
-        } else {
-            BaseClass::G2Item
-        };
-        let variant = if rt {
-            Variant::Realtime
-        } else {
-            Variant::Plain
-        };
-        let kind = DupKind::Cycle(CycleClass::new(base, variant));
+        // Named by the one classifier (adjacency of anti-dependencies
+        // included); a step told as "read, before another read the longer
+        // list" stands for an anti-dependency then a read dependency.
+        let steps: Vec<Rels> = rels
+            .iter()
+            .flat_map(|&r| match r {
+                "ww" => vec![Rels::WW],
+                "wr" => vec![Rels::WR],
+                "rw" => vec![Rels::RW],
+                "rw+wr" => vec![Rels::RW, Rels::WR],
+                _ => vec![Rels::REALTIME],
+            })
+            .collect();
+        let class =
+            classify(&steps).unwrap_or_else(|| CycleClass::new(BaseClass::G0, Variant::Plain));
+        let kind = DupKind::Cycle(class);
         let names: Vec<String> = txns.iter().map(|&t| n.txn(t)).collect();
         keys.sort_unstable();
         keys.dedup();
