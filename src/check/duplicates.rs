@@ -23,7 +23,7 @@
 use super::{CheckOptions, Finding, Report, Validity, Witness};
 use crate::anomaly::{Anomaly, AnomalyKind, Record};
 use crate::model::{self, Model};
-use crate::solver::{self, DupAnomaly, DupVerdict, Level};
+use crate::solver::{self, DupAnomaly, DupKind, DupVerdict, Level};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Anomalies a list-append history can show besides cycles (the cycle
@@ -86,6 +86,15 @@ fn covered(l: Level) -> BTreeSet<String> {
 fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
     if READ_FACTS.contains(&a.kind.name()) {
         return [a.kind.name().to_string()].into();
+    }
+    // A serial level's cycle finding is a cycle of the forced graph
+    // (edges every choice has): every choice has that very cycle, so its
+    // class alone is forced, and it rules out every model prohibiting it
+    // (a G2-item rules out repeatable read, not only serializability).
+    // Other findings (the search's "every choice closes some cycle") say
+    // only that the level fails.
+    if let (Level::Serializable | Level::StrictSerializable, DupKind::Cycle(c)) = (l, a.kind) {
+        return [c.name().to_string()].into();
     }
     let mut d = observable(&model::anomalies_prohibited_by(&[level_model(l)]));
     d.remove("internal");
