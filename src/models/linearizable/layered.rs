@@ -20,7 +20,6 @@
 use super::calls::Event;
 use super::search::{Budget, Ended, Found, Memo};
 use super::spec::{step, Action, INITIAL};
-use std::time::Instant;
 
 const NIL: u32 = u32::MAX;
 
@@ -149,11 +148,8 @@ pub fn layered(
             loop {
                 ticks = ticks.wrapping_add(1);
                 if ticks.is_multiple_of(4096) {
-                    if let Some(d) = budget.deadline {
-                        if Instant::now() >= d {
-                            budget.spent = Some("time limit".into());
-                            return Ended::OutOfBudget;
-                        }
+                    if budget.out_of_time() {
+                        return Ended::OutOfBudget;
                     }
                     let words = memo.words()
                         + (seeds.len() + next_seeds.len() + above.len() + cands.len()) / 2

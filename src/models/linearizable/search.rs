@@ -52,6 +52,16 @@ impl Budget {
             depth_first: None,
         }
     }
+
+    /// True, with `spent` saying so, once the deadline has passed; called
+    /// every few thousand steps (a clock read is not free).
+    pub(super) fn out_of_time(&mut self) -> bool {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.spent = Some("time limit".into());
+            return true;
+        }
+        false
+    }
 }
 
 /// How a search ended.
@@ -443,13 +453,8 @@ fn depth_first(
 
     loop {
         ticks = ticks.wrapping_add(1);
-        if ticks.is_multiple_of(4096) {
-            if let Some(d) = budget.deadline {
-                if Instant::now() >= d {
-                    budget.spent = Some("time limit".into());
-                    return Some(Ended::OutOfBudget);
-                }
-            }
+        if ticks.is_multiple_of(4096) && budget.out_of_time() {
+            return Some(Ended::OutOfBudget);
         }
         let backtrack = if entry == NIL || entry as usize >= finite {
             // No :ok return is left: a linearization.
