@@ -150,9 +150,49 @@ mod postgres_timeouts {
     /// ... FOR UPDATE: each write waits, is cancelled at --txn-timeout and
     /// recorded fail (57014: it certainly rolled back); read-only
     /// transactions still commit, and the run ends on time.
+    ///
+    /// The holder can only lock once the run has created its rows; on a
+    /// loaded machine it has been seen to get there after the last write
+    /// (CI: 1201 ok, 0 fail). Such an attempt tests nothing, so it is run
+    /// again, in a new database, up to three times; the assertions hold for
+    /// an attempt whose lock came with at least 2 s of the run left.
     #[test]
     fn postgres_rows_locked_by_another_connection() {
-        let Some(db) = Db::new() else { return };
+        for attempt in 1..=3 {
+            let Some(db) = Db::new() else { return };
+            let (r, locked_after, locked_at) = run_against_locked_rows(&db);
+            if locked_after > Duration::from_secs(4) && attempt < 3 {
+                eprintln!("attempt {attempt}: rows locked {locked_after:?} into a 6 s run; again");
+                continue;
+            }
+            assert!(locked_after <= Duration::from_secs(4), "{locked_after:?}");
+            // 6 s, then at most the in-flight transactions (1 s + 1 s
+            // grace) and the cleanup that waits for the lock (the same).
+            assert!(r.elapsed < Duration::from_secs(11), "{:?}", r.elapsed);
+            assert!(locked_at.elapsed() < Duration::from_secs(11));
+            let (ok, fail, info) = outcomes(&r);
+            assert!(
+                r.fail_causes.get("57014").copied().unwrap_or(0) >= 4,
+                "cancelled writes are fail: {:?} {:?}",
+                r.fail_causes,
+                r.counts
+            );
+            assert!(fail >= 4 && ok > 0, "{ok} ok, {fail} fail, {info} info");
+            assert!(
+                r.warnings.iter().any(|w| w.contains("cleanup")),
+                "the DROP waits for the lock and is given up: {:?}",
+                r.warnings
+            );
+            let rep = check(&r.path, Workload::ListAppend, &["serializable"]);
+            assert!(is_valid(&rep), "{:?}", rep.anomaly_types);
+            return;
+        }
+    }
+
+    /// Runs a 6 s list-append run while another connection locks its rows as
+    /// soon as there are some; returns the run, how long after its start the
+    /// rows were locked, and when.
+    fn run_against_locked_rows(db: &Db) -> (Recorded, Duration, Instant) {
         let (locked_tx, locked_rx) = mpsc::channel();
         let (release_tx, release_rx) = mpsc::channel::<()>();
         let holder = {
@@ -168,6 +208,7 @@ mod postgres_timeouts {
             })
         };
         let url = db.url();
+        let started = Instant::now();
         let r = run(
             "pg-locked",
             &[
@@ -191,27 +232,7 @@ mod postgres_timeouts {
         let locked_at = locked_rx.try_recv().expect("the rows were locked");
         release_tx.send(()).unwrap();
         holder.join().unwrap();
-        // 6 s (time for the holder to connect and lock on a loaded machine,
-        // with several seconds of writes left to wait on it), then at most
-        // the in-flight transactions (1 s + 1 s grace) and the cleanup that
-        // waits for the lock (the same).
-        assert!(r.elapsed < Duration::from_secs(11), "{:?}", r.elapsed);
-        assert!(locked_at.elapsed() < Duration::from_secs(11));
-        let (ok, fail, info) = outcomes(&r);
-        assert!(
-            r.fail_causes.get("57014").copied().unwrap_or(0) >= 4,
-            "cancelled writes are fail: {:?} {:?}",
-            r.fail_causes,
-            r.counts
-        );
-        assert!(fail >= 4 && ok > 0, "{ok} ok, {fail} fail, {info} info");
-        assert!(
-            r.warnings.iter().any(|w| w.contains("cleanup")),
-            "the DROP waits for the lock and is given up: {:?}",
-            r.warnings
-        );
-        let rep = check(&r.path, Workload::ListAppend, &["serializable"]);
-        assert!(is_valid(&rep), "{:?}", rep.anomaly_types);
+        (r, locked_at.duration_since(started), locked_at)
     }
 
     /// The server stops answering 1.5 s into a 3 s run: the transactions in
