@@ -313,8 +313,28 @@ mod mysql_timeouts {
 
     /// Runs 4 s at --txn-timeout 1 while another connection, once the
     /// run's table has rows, runs `lock` (`{t}` is the table) and holds it
-    /// until the run is over, then `unlock`.
+    /// until the run is over, then `unlock`. An attempt whose lock came with
+    /// under 2 s of the run left (a loaded machine: the holder got there
+    /// after most writes) tests little, so it is run again, in a new
+    /// database, up to three times.
     fn mariadb_locked(lock: &'static [&'static str], unlock: &'static str) -> Option<Recorded> {
+        for attempt in 1..=3 {
+            let (r, locked_after) = mariadb_locked_once(lock, unlock)?;
+            if locked_after <= Duration::from_secs(2) || attempt == 3 {
+                assert!(locked_after <= Duration::from_secs(2), "{locked_after:?}");
+                return Some(r);
+            }
+            eprintln!("attempt {attempt}: locked {locked_after:?} into a 4 s run; again");
+        }
+        unreachable!()
+    }
+
+    /// One attempt of [`mariadb_locked`]: the run, and how long after its
+    /// start the lock was taken.
+    fn mariadb_locked_once(
+        lock: &'static [&'static str],
+        unlock: &'static str,
+    ) -> Option<(Recorded, Duration)> {
         if !run_support::server_up("MariaDB", "127.0.0.1:3306") {
             return None;
         }
@@ -342,11 +362,12 @@ mod mysql_timeouts {
                 for sql in lock {
                     c.query_drop(sql.replace("{t}", &table)).unwrap();
                 }
-                locked_tx.send(()).unwrap();
+                locked_tx.send(Instant::now()).unwrap();
                 let _ = release_rx.recv();
                 c.query_drop(unlock).unwrap();
             })
         };
+        let started = Instant::now();
         let r = run(
             "my-locked",
             &[
@@ -369,11 +390,11 @@ mod mysql_timeouts {
                 "200",
             ],
         );
-        locked_rx.try_recv().expect("the table was locked");
+        let locked_at = locked_rx.try_recv().expect("the table was locked");
         release_tx.send(()).unwrap();
         holder.join().unwrap();
         drop_database(&mut admin, &name);
-        Some(r)
+        Some((r, locked_at.duration_since(started)))
     }
 
     /// Another connection holds every row of the run's table (and, under
