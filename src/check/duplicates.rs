@@ -12,6 +12,11 @@
 //!   prohibits, so it proves every model (or `-a` list) whose prohibited
 //!   anomalies, among those a list-append history can show, it covers; each
 //!   request goes to the weakest level that covers it;
+//! - lost updates (as Elle defines them: committed transactions that read
+//!   the same list of a key, then appended to it) are a fact of the reads,
+//!   the same under every choice: present, they rule out what prohibits
+//!   them; absent, no witness needs to exclude them (so cursor stability is
+//!   decided by the read-committed search);
 //! - a finding says "every choice has at least one of these anomalies": a
 //!   fact of the reads (G1a when every possible writer of an element failed,
 //!   internal, incompatible-order) names one anomaly, a level that fails
@@ -24,6 +29,7 @@ use super::{CheckOptions, Finding, Report, Validity, Witness};
 use crate::anomaly::{Anomaly, AnomalyKind, Record};
 use crate::model::{self, Model};
 use crate::solver::{self, DupAnomaly, DupKind, DupVerdict, Level};
+use crate::workload::list_append;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Anomalies a list-append history can show besides cycles (the cycle
@@ -114,14 +120,25 @@ struct Item {
     name: String,
     model: Option<Model>,
     prohibited: BTreeSet<String>,
+    /// What a witness must exclude: the prohibited anomalies a choice can
+    /// have, minus those the reads show no choice has.
+    obs: BTreeSet<String>,
     /// The weakest level whose witness proves it (`None`: nothing the
     /// history could show is prohibited).
     level: Option<Level>,
 }
 
 impl Item {
-    fn new(name: String, model: Option<Model>, prohibited: BTreeSet<String>) -> Item {
-        let obs = observable(&prohibited);
+    fn new(
+        name: String,
+        model: Option<Model>,
+        prohibited: BTreeSet<String>,
+        absent: &BTreeSet<String>,
+    ) -> Item {
+        let obs: BTreeSet<String> = observable(&prohibited)
+            .difference(absent)
+            .cloned()
+            .collect();
         let level = if obs.is_empty() {
             None
         } else {
@@ -131,10 +148,19 @@ impl Item {
             name,
             model,
             prohibited,
+            obs,
             level,
         }
     }
 }
+
+/// Lost updates, as Elle defines them (committed transactions that read the
+/// same list of a key and then appended to it), are a fact of the reads:
+/// every choice has them or none does. So cursor stability is read
+/// committed without lost updates, and parallel snapshot isolation and
+/// update atomic are read committed without internal anomalies or lost
+/// updates: decided exactly by the read-committed search.
+const LOST_UPDATE: &str = "lost-update";
 
 /// Decides what `options` ask for on a list-append history whose appended
 /// values repeat; the same [`Report`] every path returns.
@@ -143,6 +169,12 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
         .models
         .clone()
         .unwrap_or_else(|| vec!["strict-serializable".to_string()]);
+    let lost = list_append::lost_updates(h);
+    let absent: BTreeSet<String> = if lost.is_empty() {
+        [LOST_UPDATE.to_string()].into()
+    } else {
+        BTreeSet::new()
+    };
     let mut items: Vec<Item> = Vec::new();
     for m in &requested {
         let model = model::parse_model(m).expect("validated names parse");
@@ -153,6 +185,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
             model.friendly().to_string(),
             Some(model),
             model::anomalies_prohibited_by(&[model]),
+            &absent,
         ));
     }
     if !options.anomalies.is_empty() {
@@ -165,6 +198,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
             format!("anomalies {}", names.join(", ")),
             None,
             model::all_anomalies_implying(&names),
+            &absent,
         ));
     }
     let limits = solver::Limits {
@@ -182,7 +216,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     let mut verdicts = run(h, &levels, &limits);
     let undecided = items
         .iter()
-        .any(|i| judge(i, &verdicts).0 == Validity::Unknown);
+        .any(|i| judge(i, &verdicts, !lost.is_empty()).0 == Validity::Unknown);
     if undecided && !levels.contains(&Level::ReadCommitted) {
         // A weaker level's failure may rule out what a stronger one's
         // did not.
@@ -195,7 +229,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     let mut valid = Validity::True;
     let mut witness = Vec::new();
     for item in &items {
-        let (v, why, proof) = judge(item, &verdicts);
+        let (v, why, proof) = judge(item, &verdicts, !lost.is_empty());
         match v {
             Validity::False => valid = Validity::False,
             Validity::Unknown => {
@@ -225,6 +259,15 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     let mut anomalies: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
     let mut said: Vec<&str> = Vec::new();
     let mut ruled: BTreeSet<Model> = BTreeSet::new();
+    if !lost.is_empty() {
+        ruled.extend(ruled_out_by(&[LOST_UPDATE.to_string()].into()));
+        if prohibited.contains(LOST_UPDATE) {
+            anomalies.insert(
+                LOST_UPDATE.to_string(),
+                lost.into_iter().map(Finding::of_anomaly).collect(),
+            );
+        }
+    }
     for v in &verdicts {
         let Some(a) = &v.anomaly else { continue };
         let d = forced(v.level, a);
@@ -279,11 +322,15 @@ fn run(h: &crate::history::History, levels: &[Level], limits: &solver::Limits) -
 }
 
 /// An item's verdict, why (when unknown), and the level verdict that
-/// proves it (when valid).
+/// proves it (when valid). `lost`: the history has lost updates.
 fn judge<'v>(
     item: &Item,
     verdicts: &'v [DupVerdict],
+    lost: bool,
 ) -> (Validity, String, Option<&'v DupVerdict>) {
+    if lost && item.prohibited.contains(LOST_UPDATE) {
+        return (Validity::False, String::new(), None);
+    }
     for v in verdicts {
         if let Some(a) = &v.anomaly {
             if forced(v.level, a).is_subset(&item.prohibited) {
@@ -294,10 +341,9 @@ fn judge<'v>(
     let Some(level) = item.level else {
         return (Validity::True, String::new(), None);
     };
-    let obs = observable(&item.prohibited);
     if let Some(v) = verdicts
         .iter()
-        .find(|v| v.valid == Validity::True && obs.is_subset(&covered(v.level)))
+        .find(|v| v.valid == Validity::True && item.obs.is_subset(&covered(v.level)))
     {
         return (Validity::True, String::new(), Some(v));
     }

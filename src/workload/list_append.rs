@@ -707,48 +707,93 @@ impl<'h, 'a> KeyPass<'h, 'a> {
         }
     }
 
-    /// Lost updates on key `k`: committed transactions whose first write of
-    /// the key follows a read of it, grouped by what that (first) read saw.
+    /// Lost updates on key `k` (see [`lost_update_groups`]).
     fn lost_updates(&mut self, k: KeyId, items: &[Item], out: &mut PassOut<'h>) {
-        let h = self.h;
-        self.lost_groups.clear();
-        let mut i = 0;
-        while i < items.len() {
-            let t = items[i].t;
-            let mut j = i;
-            while j < items.len() && items[j].t == t {
-                j += 1;
-            }
-            if items[i].outcome == Outcome::Ok {
-                let mut read: Option<Option<&'h [ValId]>> = None;
-                for it in &items[i..j] {
-                    if it.kind == MopKind::Read {
-                        read.get_or_insert_with(|| h.list(it.value));
-                        continue;
+        lost_update_groups(self.h, k, items, &mut self.lost_groups, &mut out.lost);
+    }
+}
+
+/// Lost updates on key `k`: committed transactions whose first write of the
+/// key follows a read of it, grouped by what that (first) read saw. The
+/// grouping is by the list read, not by who wrote it, so it holds as well
+/// when appended values repeat: there it is a fact of the reads, the same
+/// under every choice of writers (see `check::duplicates`).
+fn lost_update_groups<'h>(
+    h: &'h History,
+    k: KeyId,
+    items: &[Item],
+    groups: &mut FxHashMap<Option<&'h [ValId]>, usize>,
+    lost: &mut Vec<LostGroup<'h>>,
+) {
+    groups.clear();
+    let mut i = 0;
+    while i < items.len() {
+        let t = items[i].t;
+        let mut j = i;
+        while j < items.len() && items[j].t == t {
+            j += 1;
+        }
+        if items[i].outcome == Outcome::Ok {
+            let mut read: Option<Option<&'h [ValId]>> = None;
+            for it in &items[i..j] {
+                if it.kind == MopKind::Read {
+                    read.get_or_insert_with(|| h.list(it.value));
+                    continue;
+                }
+                // The first write of the key after its first read. As in
+                // Elle, appends before that read do not end the search:
+                // `[:append k a] [:r k [.. a]] [:append k b]` still read
+                // a state and then wrote over it.
+                if let Some(r) = read {
+                    let n = lost.len();
+                    let g = *groups.entry(r).or_insert(n);
+                    if g == n {
+                        lost.push(LostGroup {
+                            first: (t, it.i),
+                            key: k,
+                            read: r,
+                            txns: Vec::new(),
+                        });
                     }
-                    // The first write of the key after its first read. As in
-                    // Elle, appends before that read do not end the search:
-                    // `[:append k a] [:r k [.. a]] [:append k b]` still read
-                    // a state and then wrote over it.
-                    if let Some(r) = read {
-                        let n = out.lost.len();
-                        let g = *self.lost_groups.entry(r).or_insert(n);
-                        if g == n {
-                            out.lost.push(LostGroup {
-                                first: (t, it.i),
-                                key: k,
-                                read: r,
-                                txns: Vec::new(),
-                            });
-                        }
-                        out.lost[g].txns.push(t);
-                        break;
-                    }
+                    lost[g].txns.push(t);
+                    break;
                 }
             }
-            i = j;
         }
+        i = j;
     }
+}
+
+/// Elle's lost updates alone: groups of two or more committed transactions
+/// that read the same state of a key and then appended to it, in the order
+/// [`infer`] reports them. Used where the rest of the inference does not
+/// apply (appended values that repeat).
+pub fn lost_updates(h: &History) -> Vec<Anomaly> {
+    let by_key = KeyIndex::new(h);
+    let mut groups = FxHashMap::default();
+    let mut lost = Vec::new();
+    let mut items = Vec::new();
+    for k in 0..h.keys.len() as KeyId {
+        items.clear();
+        items.extend(by_key.entries(k).iter().map(|&(t, i)| {
+            let m = &h.mops[i as usize];
+            let x = &h.txns[t as usize];
+            Item {
+                t,
+                i,
+                kind: m.kind,
+                value: m.value,
+                outcome: x.outcome,
+                invoked: x.invoke_index.is_some(),
+            }
+        }));
+        lost_update_groups(h, k, &items, &mut groups, &mut lost);
+    }
+    lost.sort_unstable_by_key(|g| g.first);
+    lost.iter()
+        .filter(|g| g.txns.len() >= 2)
+        .map(|g| lost_update_anomaly(g.key, g.read, &g.txns))
+        .collect()
 }
 
 /// Is some key read and later appended to in these micro-ops? Only then can

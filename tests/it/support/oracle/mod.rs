@@ -676,6 +676,38 @@ pub fn read_atomic(h: &Hist) -> bool {
     !has_internal(h) && read_committed(h) == Some(true)
 }
 
+/// Elle's lost update, from its definition: two `ok` transactions whose
+/// first read of a key saw the same list (nil apart from `[]`, as Elle
+/// compares them) and which appended to the key after that read. It looks
+/// at reads only, so with repeated values every choice of writers has it or
+/// none does.
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
+pub fn has_lost_update(h: &Hist) -> bool {
+    let mut seen: std::collections::HashSet<(usize, Option<Vec<u32>>)> = Default::default();
+    for t in h.txns.iter().filter(|t| t.outcome == Outcome::Ok) {
+        for k in 0..h.keys {
+            let first_read = t
+                .mops
+                .iter()
+                .position(|m| matches!(m, Mop::Read(k2, _) if *k2 == k));
+            let Some(r) = first_read else { continue };
+            let appends_after = t.mops[r + 1..]
+                .iter()
+                .any(|m| matches!(m, Mop::Append(k2, _) if *k2 == k));
+            if !appends_after {
+                continue;
+            }
+            let Mop::Read(_, got) = &t.mops[r] else {
+                unreachable!()
+            };
+            if !seen.insert((k, got.clone())) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
 /// An `ok` read that does not end with its transaction's earlier appends.
 #[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 fn hides_own_appends(h: &Hist) -> bool {
