@@ -69,7 +69,7 @@ pub fn check_rw_register(data: &[u8]) {
 
 /// `fuzz_targets/schedule.rs`: `parse_schedules` + `analyze` on UTF-8 text.
 pub fn schedule(data: &[u8]) {
-    use isolde::schedule::{analyze, cli::render_error, parse_schedules};
+    use isolde::schedule::{analyze, parse_schedules, render_error};
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };

@@ -1,26 +1,18 @@
 //! `isolde run TARGET [options]`: arguments and the command itself.
 
 use super::client::parse_session_var;
-use super::client::Target;
 use super::dialect::{MyDialect, PgDialect};
-use super::driver::{self, Plan};
-use super::exec::ExecTarget;
-use super::generator::{GenOptions, Generator};
-use super::mysql::{MyLevel, MyTarget};
-use super::postgres::{PgLevel, PgTarget};
-use super::progress::{Counts, Progress};
-use super::recorder::{Clock, Recorder};
-use super::sim::{run_sim, SimBug, SimLevel, SimRun};
-use super::sqlite::{Begin, Journal, SqliteTarget};
-use super::{run_id, ModelParams, RunError, WorkloadKind};
+use super::driver;
+use super::mysql::MyLevel;
+use super::postgres::PgLevel;
+use super::record::{record, Recorded, RunConfig, TargetConfig};
+use super::sim::{SimBug, SimLevel};
+use super::sqlite::{Begin, Journal};
+use super::{RunError, WorkloadKind};
 use crate::check::{check_history, CheckOptions, Validity, Workload};
 use crate::rng::Dist;
 use clap::{Args, Subcommand};
-use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Run a workload against a database, record the history, then check it.
 #[derive(Args, Debug, Clone)]
@@ -30,6 +22,13 @@ use std::time::{Duration, Instant};
 pub struct RunArgs {
     #[command(subcommand)]
     pub target: TargetArgs,
+}
+
+impl RunArgs {
+    /// The run these arguments ask for.
+    pub fn config(&self) -> RunConfig {
+        self.target.config()
+    }
 }
 
 /// The database to run against.
@@ -295,55 +294,83 @@ impl TargetArgs {
         }
     }
 
-    /// The model checked when -c is not given; an isolation level the
-    /// --dialect does not have is an option error.
-    pub fn default_model(&self) -> Result<&'static str, RunError> {
-        Ok(match self {
-            TargetArgs::Sim { isolation, .. } => isolation.model(),
-            TargetArgs::Sqlite { .. } => "serializable",
-            TargetArgs::Postgres {
-                isolation, dialect, ..
-            } => dialect.model(*isolation).map_err(RunError::Option)?,
-            TargetArgs::Mysql {
-                isolation, dialect, ..
-            } => dialect
-                .model(dialect.level(*isolation))
-                .map_err(RunError::Option)?,
-            TargetArgs::Exec { .. } => "strict-serializable",
-        })
-    }
-
-    /// Why the default model of this target and level is the one it is,
-    /// where a reader could expect another.
-    fn model_reason(&self) -> Option<&'static str> {
-        match self {
-            TargetArgs::Postgres {
-                isolation: PgLevel::RepeatableRead,
-                dialect: PgDialect::Postgres,
-                ..
-            } => Some("PostgreSQL's REPEATABLE READ is snapshot isolation, so it is checked against snapshot-isolation (write skew, G2-item, allowed)"),
-            TargetArgs::Postgres {
-                isolation: PgLevel::RepeatableRead,
-                dialect: PgDialect::Yugabytedb,
-                ..
-            } => Some("YugabyteDB's REPEATABLE READ is its snapshot isolation level, so it is checked against snapshot-isolation (write skew, G2-item, allowed)"),
-            TargetArgs::Mysql {
-                isolation, dialect, ..
-            } if dialect.level(*isolation) == MyLevel::RepeatableRead => Some(match dialect {
-                MyDialect::Mysql => "MySQL/MariaDB REPEATABLE READ is checked against repeatable-read (Adya's PL-2.99: no G1, G2-item or lost-update), the level its name promises; InnoDB reads from a snapshot but locking writes see the latest row, so it may lose updates; -c snapshot-isolation asks the weaker question",
-                MyDialect::Tidb => "TiDB's REPEATABLE READ is snapshot isolation, so it is checked against snapshot-isolation (write skew, G2-item, allowed)",
-            }),
-            _ => None,
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        match self {
-            TargetArgs::Sim { .. } => "sim",
-            TargetArgs::Sqlite { .. } => "sqlite",
-            TargetArgs::Postgres { .. } => "postgres",
-            TargetArgs::Mysql { .. } => "mysql",
-            TargetArgs::Exec { .. } => "exec",
+    /// The run these arguments ask for.
+    pub fn config(&self) -> RunConfig {
+        let c = self.common();
+        RunConfig {
+            target: match self {
+                TargetArgs::Sim { isolation, bug, .. } => TargetConfig::Sim {
+                    isolation: *isolation,
+                    bug: *bug,
+                },
+                TargetArgs::Sqlite {
+                    db, begin, journal, ..
+                } => TargetConfig::Sqlite {
+                    db: db.clone(),
+                    begin: *begin,
+                    journal: *journal,
+                },
+                TargetArgs::Postgres {
+                    url,
+                    dialect,
+                    isolation,
+                    session_vars,
+                    server_defaults,
+                    ..
+                } => TargetConfig::Postgres {
+                    url: url.clone(),
+                    dialect: *dialect,
+                    isolation: *isolation,
+                    session_vars: session_vars.clone(),
+                    server_defaults: *server_defaults,
+                },
+                TargetArgs::Mysql {
+                    url,
+                    dialect,
+                    isolation,
+                    session_vars,
+                    ..
+                } => TargetConfig::Mysql {
+                    url: url.clone(),
+                    dialect: *dialect,
+                    isolation: *isolation,
+                    session_vars: session_vars.clone(),
+                },
+                TargetArgs::Exec {
+                    command,
+                    reply_timeout,
+                    ..
+                } => TargetConfig::Exec {
+                    command: command.clone(),
+                    reply_timeout: *reply_timeout,
+                },
+            },
+            workload: c.workload,
+            accounts: c.accounts,
+            total_amount: c.total_amount,
+            max_transfer: c.max_transfer,
+            allow_negative_balances: c.allow_negative_balances,
+            computed_transfers: c.computed_transfers,
+            group_size: c.group_size,
+            txns: c.txns,
+            time_limit: c.time_limit,
+            processes: c.processes,
+            key_count: c.key_count,
+            min_txn_length: c.min_txn_length,
+            max_txn_length: c.max_txn_length,
+            max_writes_per_key: c.max_writes_per_key,
+            read_ratio: c.read_ratio,
+            seed: c.seed,
+            rate: c.rate,
+            txn_timeout: c.txn_timeout,
+            retries: c.retries,
+            duplicates: c.duplicates,
+            value_domain: c.value_domain,
+            value_dist: c.value_dist,
+            key_dist: c.key_dist,
+            out: c.out.clone(),
+            fault: c.fault.clone(),
+            fault_interval: c.fault_interval,
         }
     }
 }
@@ -359,48 +386,7 @@ pub fn target_hint(name: &str) -> Option<&'static str> {
     }
 }
 
-fn secs(name: &str, s: f64) -> Result<Duration, RunError> {
-    if s.is_finite() && s > 0.0 {
-        Ok(Duration::from_secs_f64(s))
-    } else {
-        Err(RunError::Option(format!(
-            "{name} must be a positive number of seconds, got {s}"
-        )))
-    }
-}
-
 impl CommonArgs {
-    fn gen_options(&self, seed: u64) -> Result<GenOptions, RunError> {
-        let opts = GenOptions {
-            workload: self.workload,
-            key_count: self.key_count,
-            min_txn_length: self.min_txn_length,
-            max_txn_length: self.max_txn_length,
-            max_writes_per_key: self.max_writes_per_key,
-            read_ratio: self.read_ratio,
-            seed,
-            duplicates: self.duplicates,
-            value_domain: self.value_domain,
-            value_dist: self.value_dist,
-            key_dist: self.key_dist,
-            model: self.model_params(),
-        };
-        opts.validate().map_err(RunError::Option)?;
-        Ok(opts)
-    }
-
-    fn model_params(&self) -> ModelParams {
-        ModelParams {
-            accounts: self.accounts,
-            total_amount: self.total_amount,
-            max_transfer: self.max_transfer,
-            allow_negative: self.allow_negative_balances,
-            computed_writes: self.computed_transfers,
-            group_size: self.group_size,
-            key_count: self.key_count,
-        }
-    }
-
     /// The options of the model checker that checks a model workload, as
     /// `isolde check --model` takes them.
     fn model_options(&self) -> crate::models::Options {
@@ -438,43 +424,6 @@ impl CommonArgs {
         }
     }
 
-    fn plan(&self) -> Result<Plan, RunError> {
-        if self.processes == 0 {
-            return Err(RunError::Option("--processes must be at least 1".into()));
-        }
-        let time_limit = self
-            .time_limit
-            .map(|s| secs("--time-limit", s))
-            .transpose()?;
-        if let Some(r) = self.rate {
-            if !(r.is_finite() && r > 0.0) {
-                return Err(RunError::Option(format!(
-                    "--rate must be positive, got {r}"
-                )));
-            }
-        }
-        let fault = match &self.fault {
-            Some(cmd) => Some((cmd.clone(), secs("--fault-interval", self.fault_interval)?)),
-            None => None,
-        };
-        Ok(Plan {
-            txn_timeout: match self.txn_timeout {
-                Some(t) => secs("--txn-timeout", t)?,
-                None => driver::DEFAULT_TXN_TIMEOUT,
-            },
-            retries: self.retries,
-            processes: self.processes,
-            txns: self.txns.or(if time_limit.is_none() {
-                Some(1000)
-            } else {
-                None
-            }),
-            time_limit,
-            rate: self.rate,
-            fault,
-        })
-    }
-
     fn check_options(&self, default_model: &str) -> CheckOptions {
         let list = |s: &str| -> Vec<String> {
             s.split(',')
@@ -504,301 +453,11 @@ impl CommonArgs {
     }
 }
 
-/// `isolde-run-20261202T121653Z.jsonl` (UTC) in the current directory, with
-/// `-1`, `-2`, ... when that file exists.
-pub fn default_history_path() -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let stem = format!(
-        "isolde-run-{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    );
-    // Two runs started in the same second must not share a file.
-    (0..)
-        .map(|i| match i {
-            0 => PathBuf::from(format!("{stem}.jsonl")),
-            i => PathBuf::from(format!("{stem}-{i}.jsonl")),
-        })
-        .find(|p| !p.exists())
-        .expect("some suffix is free")
-}
-
 use crate::cli::exit;
 
-/// What a run produced, before checking.
-#[derive(Debug)]
-pub struct Recorded {
-    pub path: PathBuf,
-    pub counts: Counts,
-    pub elapsed: Duration,
-    pub seed: u64,
-    pub faults: super::fault::FaultStats,
-    /// Stopped early by Ctrl-C.
-    pub interrupted: bool,
-    /// Why the run was aborted (a client that broke the protocol).
-    pub aborted: Option<String>,
-    pub warnings: Vec<String>,
-    /// Settings isolde chose for the target (e.g. PostgreSQL's deadlock_timeout).
-    pub notes: Vec<String>,
-    /// Failed transactions by cause (the database's error code).
-    pub fail_causes: BTreeMap<String, u64>,
-    /// Attempts beyond the first of a transaction (`--retries`).
-    pub retries: u64,
-}
-
-/// Longest a target's setup may take when its own timeouts do not fire (a
-/// server that accepts the connection and never answers).
-const SETUP_LIMIT: Duration = Duration::from_secs(30);
-
-/// Runs `f(t)` on a thread of its own, which the caller may abandon; its
-/// result arrives on the receiver.
-fn on_own_thread<R: Send + 'static>(
-    t: &Arc<dyn Target>,
-    f: impl FnOnce(&dyn Target) -> R + Send + 'static,
-) -> std::sync::mpsc::Receiver<R> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let t = Arc::clone(t);
-    std::thread::spawn(move || {
-        let _ = tx.send(f(t.as_ref()));
-    });
-    rx
-}
-
-/// Runs `t.setup()` on its own thread so that Ctrl-C, or a server that never
-/// answers, cannot hang the run before it starts (the thread is abandoned:
-/// the process ends soon after).
-fn guarded_setup(t: &Arc<dyn Target>) -> Result<(), RunError> {
-    let rx = on_own_thread(t, |t| t.setup());
-    let started = Instant::now();
-    loop {
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(result) => {
-                return result.map_err(|e| RunError::Setup {
-                    target: t.describe(),
-                    message: format!("{e:#}"),
-                })
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(RunError::Setup {
-                    target: t.describe(),
-                    message: "setup panicked".into(),
-                })
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        if driver::interrupted() {
-            return Err(RunError::Interrupted {
-                target: t.describe(),
-            });
-        }
-        if started.elapsed() >= SETUP_LIMIT {
-            return Err(RunError::Setup {
-                target: t.describe(),
-                message: format!("no answer within {} s", SETUP_LIMIT.as_secs()),
-            });
-        }
-    }
-}
-
-/// Drops the run's tables on a thread of its own: a server that stopped
-/// answering, or locks an abandoned transaction still holds, must not hold
-/// the run past `limit`.
-fn guarded_teardown(t: &Arc<dyn Target>, limit: Duration) -> anyhow::Result<()> {
-    match on_own_thread(t, |t| t.teardown()).recv_timeout(limit) {
-        Ok(result) => result,
-        Err(_) => anyhow::bail!("no answer within {limit:?}; the run's table is left behind"),
-    }
-}
-
-/// Runs the workload and records the history; does not check it.
-pub fn record(args: &RunArgs) -> anyhow::Result<Recorded> {
-    let common = args.target.common();
-    let seed = common.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64 % 1_000_000_000)
-            .unwrap_or(0)
-    });
-    let gen_opts = common.gen_options(seed)?;
-    let mut plan = common.plan()?;
-    args.target.default_model()?;
-    let path = common.out.clone().unwrap_or_else(default_history_path);
-    let id = run_id();
-    driver::install_interrupt_handler();
-    driver::set_history_path(&path);
-    let show = std::io::stderr().is_terminal();
-    let progress = Progress::new(plan.txns, show);
-    let started = Instant::now();
-    let mut faults = Default::default();
-    let mut aborted = None;
-    let mut warnings = vec![];
-    let mut notes = vec![];
-    let mut fail_causes = BTreeMap::new();
-    let mut retries = 0;
-    let record_error = |e: std::io::Error| RunError::Record {
-        path: path.display().to_string(),
-        source: e,
-    };
-    let rec;
-    match &args.target {
-        TargetArgs::Sim { isolation, bug, .. } => {
-            if plan.fault.is_some()
-                || plan.rate.is_some()
-                || common.txn_timeout.is_some()
-                || plan.retries > 0
-            {
-                let msg = "--fault, --rate, --txn-timeout and --retries do not apply to sim (its time is virtual)";
-                return Err(RunError::Option(msg.into()).into());
-            }
-            rec =
-                Recorder::create(&path, Clock::Manual(Default::default())).map_err(record_error)?;
-            let cfg = SimRun {
-                level: *isolation,
-                bug: *bug,
-                processes: plan.processes,
-                txns: plan.txns,
-                time_limit: plan.time_limit,
-            };
-            run_sim(
-                &cfg,
-                &mut Generator::new(gen_opts),
-                &rec,
-                &progress,
-                &driver::interrupted,
-            );
-        }
-        target => {
-            let mut temp_db = None;
-            let mut protocol_error = None;
-            let t: Arc<dyn Target> = match target {
-                TargetArgs::Sqlite {
-                    db, begin, journal, ..
-                } => {
-                    let file = db.clone().unwrap_or_else(|| {
-                        let f = std::env::temp_dir().join(format!("isolde-{id}.sqlite"));
-                        temp_db = Some(f.clone());
-                        f
-                    });
-                    Arc::new(
-                        SqliteTarget::new(file, *begin, *journal, common.workload, &id)
-                            .with_txn_timeout(plan.txn_timeout)
-                            .with_model(gen_opts.model),
-                    )
-                }
-                TargetArgs::Postgres {
-                    url,
-                    dialect,
-                    isolation,
-                    session_vars,
-                    server_defaults,
-                    ..
-                } => Arc::new(
-                    PgTarget::new(
-                        url,
-                        *dialect,
-                        *isolation,
-                        session_vars.clone(),
-                        *server_defaults,
-                        common.workload,
-                        &id,
-                    )
-                    .map_err(|e| RunError::Option(format!("{e:#}")))?
-                    .with_txn_timeout(plan.txn_timeout)
-                    .with_model(gen_opts.model),
-                ),
-                TargetArgs::Mysql {
-                    url,
-                    dialect,
-                    isolation,
-                    session_vars,
-                    ..
-                } => Arc::new(
-                    MyTarget::new(
-                        url,
-                        *dialect,
-                        *isolation,
-                        session_vars.clone(),
-                        common.workload,
-                        &id,
-                    )
-                    .map_err(|e| RunError::Option(format!("{e:#}")))?
-                    .with_txn_timeout(plan.txn_timeout)
-                    .with_model(gen_opts.model),
-                ),
-                TargetArgs::Exec {
-                    command,
-                    reply_timeout,
-                    ..
-                } => {
-                    let timeout = match (reply_timeout, common.txn_timeout) {
-                        (Some(_), Some(_)) => {
-                            let msg = "--reply-timeout is the old name of --txn-timeout: give one";
-                            return Err(RunError::Option(msg.into()).into());
-                        }
-                        (Some(r), None) => secs("--reply-timeout", *r)?,
-                        _ => plan.txn_timeout,
-                    };
-                    plan.txn_timeout = timeout;
-                    let exec = ExecTarget::new(command.clone(), common.workload, &id, timeout)
-                        .with_model(gen_opts.model);
-                    protocol_error = Some(Arc::clone(&exec.protocol_error));
-                    Arc::new(exec)
-                }
-                TargetArgs::Sim { .. } => unreachable!("handled above"),
-            };
-            guarded_setup(&t)?;
-            notes = t.notes();
-            rec = Recorder::create(&path, Clock::Real(Instant::now())).map_err(record_error)?;
-            let stats =
-                driver::run_threaded(&t, &plan, Generator::new(gen_opts.clone()), &rec, &progress);
-            faults = stats.faults;
-            aborted =
-                protocol_error.and_then(|e| e.lock().unwrap_or_else(|p| p.into_inner()).take());
-            warnings = stats.warnings;
-            fail_causes = stats.fail_causes;
-            retries = stats.retries;
-            if let Err(e) = guarded_teardown(&t, plan.txn_timeout + driver::INTERRUPT_GRACE) {
-                warnings.push(format!("cleanup failed: {e:#}"));
-            }
-            if let Some(f) = temp_db {
-                for suffix in ["", "-wal", "-shm", "-journal"] {
-                    let mut p = f.clone().into_os_string();
-                    p.push(suffix);
-                    let _ = std::fs::remove_file(p);
-                }
-            }
-        }
-    }
-    let counts = progress.finish();
-    rec.finish().map_err(record_error)?;
-    Ok(Recorded {
-        path,
-        counts,
-        elapsed: started.elapsed(),
-        seed,
-        faults,
-        interrupted: driver::interrupted(),
-        aborted,
-        warnings,
-        notes,
-        fail_causes,
-        retries,
-    })
+/// Ends the process at a second Ctrl-C (the driver has named the history).
+fn quit() -> ! {
+    std::process::exit(exit::INTERRUPTED)
 }
 
 /// The exit code of a run that did not get to record: options and a target
@@ -819,7 +478,8 @@ fn error_code(e: &anyhow::Error) -> i32 {
 /// Ctrl-C cut the run short, whatever the verdict of what it recorded).
 pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     let common = args.target.common();
-    let model = match args.target.default_model() {
+    let cfg = args.config();
+    let model = match cfg.target.default_model() {
         Ok(m) => m,
         Err(e) => {
             eprintln!("isolde: {e}");
@@ -827,7 +487,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         }
     };
     if common.workload.model().is_some() {
-        return run_model_command(args);
+        return run_model_command(args, &cfg);
     }
     let options = common.check_options(model);
     if !common.no_check {
@@ -844,7 +504,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             return Ok(exit::USAGE);
         }
     }
-    let (r, summary) = match record_to_check(args) {
+    let (r, summary) = match record_to_check(args, &cfg) {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
@@ -891,7 +551,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     };
     eprintln!("{summary}; {verdict}");
     if common.consistency_models.is_none() {
-        if let Some(why) = args.target.model_reason() {
+        if let Some(why) = cfg.target.model_reason() {
             eprintln!("isolde: {why}");
         }
     }
@@ -922,8 +582,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
 /// Records the run and prints its warnings; the record and its summary
 /// line, or `Err` with the exit code when the run ends before any check
 /// (it failed, the client broke the protocol, or `--no-check`).
-fn record_to_check(args: &RunArgs) -> Result<(Recorded, String), i32> {
-    let r = match record(args) {
+fn record_to_check(args: &RunArgs, cfg: &RunConfig) -> Result<(Recorded, String), i32> {
+    driver::install_interrupt_handler(quit);
+    let r = match record(cfg) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("isolde: {e:#}");
@@ -931,7 +592,7 @@ fn record_to_check(args: &RunArgs) -> Result<(Recorded, String), i32> {
         }
     };
     print_warnings(&r);
-    let summary = summary(args, &r);
+    let summary = summary(cfg, &r);
     if let Some(why) = &r.aborted {
         eprintln!("{summary}; not checked");
         eprintln!("isolde: run aborted: the client broke the protocol: {why}");
@@ -952,7 +613,7 @@ fn record_to_check(args: &RunArgs) -> Result<(Recorded, String), i32> {
 /// cas-register|mutex`: records as any run,
 /// then checks the history with the model's checker (`src/models/`), as
 /// `isolde check --model` would.
-fn run_model_command(args: &RunArgs) -> anyhow::Result<i32> {
+fn run_model_command(args: &RunArgs, cfg: &RunConfig) -> anyhow::Result<i32> {
     let common = args.target.common();
     let workload = common.workload.name();
     let model = common.workload.model().expect("a model workload");
@@ -969,7 +630,7 @@ fn run_model_command(args: &RunArgs) -> anyhow::Result<i32> {
     if common.directory.is_some() {
         return refuse("-d (no HTML report for the model workloads; use -v or -x)");
     }
-    let (r, summary) = match record_to_check(args) {
+    let (r, summary) = match record_to_check(args, cfg) {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
@@ -1040,8 +701,7 @@ fn run_model_command(args: &RunArgs) -> anyhow::Result<i32> {
 
 /// The run's summary line, before the verdict: counts, throughput, causes
 /// of failure, faults, settings, seed and history file.
-fn summary(args: &RunArgs, r: &Recorded) -> String {
-    let common = args.target.common();
+fn summary(cfg: &RunConfig, r: &Recorded) -> String {
     let c = r.counts;
     let secs = r.elapsed.as_secs_f64();
     let all = c.ok + c.fail + c.info;
@@ -1053,7 +713,7 @@ fn summary(args: &RunArgs, r: &Recorded) -> String {
         n => format!(" plus {n} attempts at the final read"),
     };
     // With --retries, -n counts transactions, and the attempts are said apart.
-    let (txns, attempts) = if common.retries > 0 {
+    let (txns, attempts) = if cfg.retries > 0 {
         (
             c.workload().saturating_sub(r.retries),
             format!(
@@ -1067,7 +727,7 @@ fn summary(args: &RunArgs, r: &Recorded) -> String {
     };
     let mut summary = format!(
         "isolde run {}{}: {txns} txns{attempts}{final_read} ({} ok, {} fail, {} info) in {:.1}s ({:.0}/s)",
-        args.target.name(),
+        cfg.target.name(),
         if r.interrupted { " (interrupted)" } else { "" },
         c.ok,
         c.fail,
@@ -1083,7 +743,7 @@ fn summary(args: &RunArgs, r: &Recorded) -> String {
             .collect();
         summary += &format!(", fail by cause: {}", causes.join(", "));
     }
-    if common.fault.is_some() {
+    if cfg.fault.is_some() {
         let f = &r.faults;
         summary += &format!(", faults: {} ok, {} failed", f.ran - f.failed, f.failed);
     }

@@ -38,13 +38,13 @@ pub const DEBOUNCE: Duration = Duration::from_millis(500);
 /// Installs the SIGINT handler (once per process): the first Ctrl-C stops
 /// issuing transactions and lets the run finish its file, check it and
 /// print its summary; another within [`DEBOUNCE`] is ignored; a later one
-/// exits at once with 130, naming the history file (every line already
-/// written stays valid).
-pub fn install_interrupt_handler() {
+/// names the history file (every line already written stays valid) and
+/// calls `quit`, which ends the process (the binary's exits with 130).
+pub fn install_interrupt_handler(quit: fn() -> !) {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
         // ctrlc runs this on a thread of its own, one signal at a time.
-        let _ = ctrlc::set_handler(|| {
+        let _ = ctrlc::set_handler(move || {
             let first = *FIRST_INTERRUPT.get_or_init(Instant::now);
             if INTERRUPTS.load(Ordering::SeqCst) == 0 {
                 INTERRUPTS.store(1, Ordering::SeqCst);
@@ -60,7 +60,7 @@ pub fn install_interrupt_handler() {
                 Some(h) => eprintln!("\nisolde: interrupted again, quitting now; history (unchecked) {h}"),
                 None => eprintln!("\nisolde: interrupted again, quitting now"),
             }
-            std::process::exit(crate::cli::exit::INTERRUPTED);
+            quit();
         });
     });
 }

@@ -23,6 +23,7 @@ pub mod generator;
 pub mod mysql;
 pub mod postgres;
 pub mod progress;
+pub mod record;
 pub mod recorder;
 pub mod sim;
 pub mod sqlite;

@@ -3,7 +3,7 @@
 //! command line, 4 on unreadable input (missing file, syntax error, no
 //! schedule).
 
-use super::{analyze, parse::parse_schedule_lines, ScheduleError};
+use super::{analyze, parse_schedule_lines, render_error};
 use crate::cli::{exit, is_broken_pipe};
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -125,19 +125,4 @@ pub fn run_schedule(
     } else {
         exit::INVALID
     })
-}
-
-/// The error, the offending line, and a caret under the bad column.
-pub fn render_error(text: &str, e: &ScheduleError) -> String {
-    let (line, column) = e.position();
-    let mut s = format!("error: {e}\n");
-    if let Some(src) = text.lines().nth(line.saturating_sub(1) as usize) {
-        let pad: String = src
-            .chars()
-            .take(column.saturating_sub(1) as usize)
-            .map(|c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
-        s.push_str(&format!("  {src}\n  {pad}^\n"));
-    }
-    s
 }

@@ -24,6 +24,8 @@
 //!
 //! Library use: [`parse_schedules`] then [`analyze`]; the report serializes to
 //! JSON with kebab-case field names and prints as text with `Display`.
+//! [`parse_schedule_lines`] reads each line on its own, and [`render_error`]
+//! points at what could not be read.
 
 mod analyze;
 pub mod cli;
@@ -35,7 +37,7 @@ mod shapes;
 mod view;
 
 pub use analyze::analyze;
-pub use parse::{parse_schedules, ScheduleError};
+pub use parse::{parse_schedule_lines, parse_schedules, render_error, ScheduleError};
 pub use precedence::MAX_LISTED_EDGES;
 pub use report::{ClassViolation, Conflict, Edge, OpRef, ScheduleReport, Shape};
 pub use view::MAX_VIEW_TXNS;

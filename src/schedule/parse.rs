@@ -50,6 +50,22 @@ impl ScheduleError {
     }
 }
 
+/// The error, the offending line of `text`, and a caret under the bad
+/// column: what `isolde schedule` shows for a line it cannot read.
+pub fn render_error(text: &str, e: &ScheduleError) -> String {
+    let (line, column) = e.position();
+    let mut s = format!("error: {e}\n");
+    if let Some(src) = text.lines().nth(line.saturating_sub(1) as usize) {
+        let pad: String = src
+            .chars()
+            .take(column.saturating_sub(1) as usize)
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        s.push_str(&format!("  {src}\n  {pad}^\n"));
+    }
+    s
+}
+
 /// Reads every schedule in `text`.
 ///
 /// If the first line that is neither blank nor a `#` comment starts with `{`,

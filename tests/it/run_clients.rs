@@ -668,12 +668,12 @@ fn setup_errors_are_typed() {
         "-n",
         "1",
     ]);
-    let e = isolde::run::cli::record(&args).unwrap_err();
+    let e = isolde::run::record::record(&args.config()).unwrap_err();
     assert!(e.to_string().contains("cannot set up"), "{e}");
     let args = run_support::parse(&["exec", "-n", "1", "--", "/nonexistent/client"]);
-    assert!(isolde::run::cli::record(&args).is_err());
+    assert!(isolde::run::record::record(&args.config()).is_err());
     let args = run_support::parse(&["sim", "--key-count", "0"]);
-    assert!(isolde::run::cli::record(&args)
+    assert!(isolde::run::record::record(&args.config())
         .unwrap_err()
         .to_string()
         .contains("--key-count"));

@@ -9,7 +9,7 @@ fn client() -> String {
     format!("{}/examples/sqlite_client.py", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn exec_run(name: &str, workload: &str) -> isolde::run::cli::Recorded {
+fn exec_run(name: &str, workload: &str) -> isolde::run::record::Recorded {
     let db = run_support::temp_path("exec.sqlite").display().to_string();
     let client = client();
     run(

@@ -200,14 +200,14 @@ fn sqlite_is_valid_for_every_model() {
 
 #[test]
 fn bad_model_options_are_refused() {
-    use isolde::run::cli::record;
+    use isolde::run::record::record;
     for (flag, value) in [
         ("--accounts", "1"),
         ("--max-transfer", "0"),
         ("--group-size", "0"),
     ] {
         let args = run_support::parse(&["sim", "-w", "bank", flag, value, "-n", "5"]);
-        let e = record(&args).unwrap_err().to_string();
+        let e = record(&args.config()).unwrap_err().to_string();
         assert!(e.contains(flag), "{flag}: {e}");
     }
 }

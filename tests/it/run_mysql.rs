@@ -22,7 +22,7 @@ fn up() -> bool {
     server_up("MariaDB", "127.0.0.1:3306")
 }
 
-fn my(name: &str, level: &str, extra: &[&str]) -> isolde::run::cli::Recorded {
+fn my(name: &str, level: &str, extra: &[&str]) -> isolde::run::record::Recorded {
     let url = url();
     let mut args = vec![
         "mysql",

@@ -22,7 +22,7 @@ fn up() -> bool {
     server_up("PostgreSQL", "127.0.0.1:5432")
 }
 
-fn pg(name: &str, level: &str, extra: &[&str]) -> isolde::run::cli::Recorded {
+fn pg(name: &str, level: &str, extra: &[&str]) -> isolde::run::record::Recorded {
     let url = url();
     // Deadlocks are common under READ COMMITTED with 5 keys; detect them in
     // 20 ms rather than PostgreSQL's default second (needs a superuser).

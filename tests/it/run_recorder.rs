@@ -171,7 +171,7 @@ fn killed_writer_leaves_only_whole_lines() {
 
 #[test]
 fn default_history_names_are_timestamped_and_fresh() {
-    let p = isolde::run::cli::default_history_path();
+    let p = isolde::run::record::default_history_path();
     let name = p.display().to_string();
     assert!(
         name.starts_with("isolde-run-20") && name.ends_with("Z.jsonl"),

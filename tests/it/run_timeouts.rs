@@ -11,7 +11,7 @@ use crate::support::run_support;
 
 use isolde::check::Workload;
 use isolde::history::Outcome;
-use isolde::run::cli::Recorded;
+use isolde::run::record::Recorded;
 use run_support::{check, is_valid, python_available, run};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

@@ -294,7 +294,7 @@ fn parse_errors_carry_line_and_column() {
             .starts_with("line 2, column 7: unknown operation `q`"),
         "{e}"
     );
-    let shown = isolde::schedule::cli::render_error("r1(x) w2(x)\nr1(x) q2(x)", &e);
+    let shown = isolde::schedule::render_error("r1(x) w2(x)\nr1(x) q2(x)", &e);
     assert!(shown.ends_with("  r1(x) q2(x)\n        ^\n"), "{shown}");
 }
 

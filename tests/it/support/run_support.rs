@@ -3,7 +3,8 @@
 
 use clap::Parser;
 use isolde::check::{check_history, CheckOptions, Report, Validity, Workload};
-use isolde::run::cli::{record, Recorded, RunArgs};
+use isolde::run::cli::RunArgs;
+use isolde::run::record::{record, Recorded};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -41,7 +42,7 @@ pub fn run(name: &str, args: &[&str]) -> Recorded {
     let mut v: Vec<&str> = args[..1].to_vec();
     v.extend_from_slice(&["--out", &out_s]);
     v.extend_from_slice(&args[1..]);
-    record(&parse(&v)).unwrap_or_else(|e| panic!("run {args:?} failed: {e:#}"))
+    record(&parse(&v).config()).unwrap_or_else(|e| panic!("run {args:?} failed: {e:#}"))
 }
 
 /// Checks a recorded history against `models`.
