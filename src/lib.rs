@@ -41,9 +41,6 @@
 
 pub mod anomaly;
 pub mod check;
-// Internal to the binary (argument parsing, printing); not part of the API.
-#[allow(missing_docs)]
-pub mod cli;
 pub mod evidence;
 pub mod explain;
 // Internal: dependency graphs and cycle search, used through `check`.
@@ -60,9 +57,9 @@ pub mod rng;
 // used through `check`.
 #[allow(missing_docs, rustdoc::private_intra_doc_links)]
 pub mod solver;
-// Internal: `isolde run`'s generator, clients and recorder. Its argument
-// docs are also `--help` text, shown as written, so not HTML-checked.
-#[allow(missing_docs, rustdoc::invalid_html_tags)]
+// Internal: `isolde run`'s generator, clients, recorder and the run
+// itself (`run::record`); the binary parses its arguments.
+#[allow(missing_docs)]
 pub mod run;
 // Internal: `isolde schedule`, textbook schedules.
 #[allow(missing_docs)]

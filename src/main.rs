@@ -1,7 +1,9 @@
 //! The `isolde` binary: a thin layer over the library.
 
 use clap::{Parser, Subcommand};
-use isolde::cli::{self, exit};
+mod cli;
+
+use cli::exit;
 
 /// isolde: a black-box checker of transactional isolation.
 #[derive(Parser, Debug)]
@@ -23,10 +25,10 @@ enum Command {
     /// Check histories for isolation anomalies (elle-cli compatible).
     Check(cli::check::CheckArgs),
     /// Run a workload against a database, record the history, and check it.
-    Run(isolde::run::cli::RunArgs),
+    Run(cli::run::RunArgs),
     /// Analyze textbook schedules: conflict and view serializability,
     /// recoverability, named anomalies. Exit 0 = conflict serializable, 1 = not.
-    Schedule(isolde::schedule::cli::ScheduleArgs),
+    Schedule(cli::schedule::ScheduleArgs),
 }
 
 const SUBCOMMANDS: &[&str] = &[
@@ -72,7 +74,7 @@ fn main() {
                 && args.get(1).is_some_and(|a| a == "run"))
             .then(|| {
                 args.get(2)
-                    .and_then(|t| isolde::run::cli::target_hint(&t.to_string_lossy()))
+                    .and_then(|t| cli::run::target_hint(&t.to_string_lossy()))
             })
             .flatten();
             if let Some(hint) = hint {
@@ -85,8 +87,8 @@ fn main() {
     };
     let result = match &cli.command {
         Command::Check(a) => cli::check::run(a),
-        Command::Run(a) => isolde::run::cli::run_command(a),
-        Command::Schedule(a) => isolde::schedule::cli::schedule_command(a),
+        Command::Run(a) => cli::run::run_command(a),
+        Command::Schedule(a) => cli::schedule::schedule_command(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

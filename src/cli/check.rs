@@ -1,9 +1,9 @@
 //! `isolde check`: the elle-cli-compatible checker command.
 
 use super::exit;
-use crate::check::{check_history, CheckOptions, Validity, Workload};
-use crate::history::read::{read_history, read_history_file, Format};
 use clap::{Args, ValueEnum};
+use isolde::check::{check_history, CheckOptions, Validity, Workload};
+use isolde::history::read::{read_history, read_history_file, Format};
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,7 +44,7 @@ pub enum ModelArg {
 
 impl ModelArg {
     /// Whether this is one of the non-transactional models
-    /// (`crate::models`), checked apart from the cycle search.
+    /// (`isolde::models`), checked apart from the cycle search.
     pub fn is_plain(self) -> bool {
         !matches!(self, ModelArg::ListAppend | ModelArg::RwRegister)
     }
@@ -219,7 +219,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         return super::models::run(model, args);
     }
     let mut options = args.options();
-    if let Err(e) = crate::check::validate_options(&options) {
+    if let Err(e) = isolde::check::validate_options(&options) {
         eprintln!("isolde: {e}");
         return Ok(exit::USAGE);
     }
@@ -238,7 +238,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
         FormatArg::Onelite => Format::OneLite,
     });
     if let Some(dir) = &args.directory {
-        if let Err(e) = crate::report::dir::prepare(dir) {
+        if let Err(e) = isolde::report::dir::prepare(dir) {
             eprintln!("isolde: {e}");
             return Ok(exit::USAGE);
         }
@@ -253,7 +253,7 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     // exit code, printing nothing.
     let mut closed = false;
     for file in &args.files {
-        let mut clock = crate::check::timing::Stopwatch::start();
+        let mut clock = isolde::check::timing::Stopwatch::start();
         let read = if file.as_os_str() == "-" {
             read_history(std::io::stdin().lock(), "<stdin>", format)
         } else {
@@ -271,8 +271,9 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
             }
         };
         clock.lap("read");
-        let realtime = crate::check::needs_realtime(&options);
-        if let Some(r) = crate::workload::fit::refusal(&history, options.given_workload(), realtime)
+        let realtime = isolde::check::needs_realtime(&options);
+        if let Some(r) =
+            isolde::workload::fit::refusal(&history, options.given_workload(), realtime)
         {
             let msg = format!("{}:{}: {}", file.display(), r.line, r.what);
             eprintln!("isolde: {msg}");
@@ -331,7 +332,7 @@ pub(super) struct ReportDir<'a> {
     several: bool,
     taken: HashSet<String>,
     written: Vec<String>,
-    entries: Vec<crate::report::dir::Entry>,
+    entries: Vec<isolde::report::dir::Entry>,
 }
 
 impl<'a> ReportDir<'a> {
@@ -349,9 +350,9 @@ impl<'a> ReportDir<'a> {
     fn add(
         &mut self,
         file: &Path,
-        history: &crate::history::History,
-        report: &crate::check::Report,
-        opts: &crate::report::ReportOptions,
+        history: &isolde::history::History,
+        report: &isolde::check::Report,
+        opts: &isolde::report::ReportOptions,
     ) -> anyhow::Result<()> {
         let what = report.anomaly_types.join(", ");
         self.add_with(file, report.valid, what, |dir| {
@@ -372,11 +373,11 @@ impl<'a> ReportDir<'a> {
             self.written = write(self.dir)?;
             return Ok(());
         }
-        let sub = crate::report::dir::subdir_name(file, &mut self.taken);
+        let sub = isolde::report::dir::subdir_name(file, &mut self.taken);
         let files = write(&self.dir.join(&sub))?;
         self.written
             .extend(files.into_iter().map(|f| format!("{sub}/{f}")));
-        self.entries.push(crate::report::dir::Entry {
+        self.entries.push(isolde::report::dir::Entry {
             label: file.display().to_string(),
             link: Some(format!("{sub}/index.html")),
             valid: Some(valid),
@@ -387,7 +388,7 @@ impl<'a> ReportDir<'a> {
 
     /// Lists a history that could not be checked, with why.
     pub(super) fn unreadable(&mut self, file: &Path, why: String) {
-        self.entries.push(crate::report::dir::Entry {
+        self.entries.push(isolde::report::dir::Entry {
             label: file.display().to_string(),
             link: None,
             valid: None,
@@ -399,7 +400,7 @@ impl<'a> ReportDir<'a> {
     /// where the report is.
     pub(super) fn finish(mut self) -> anyhow::Result<()> {
         if self.several {
-            crate::report::dir::write_index(self.dir, &self.entries).map_err(|e| {
+            isolde::report::dir::write_index(self.dir, &self.entries).map_err(|e| {
                 anyhow::anyhow!("writing the report to {}: {e}", self.dir.display())
             })?;
             self.written.push("index.html".into());
@@ -414,7 +415,7 @@ fn finish_report(dir: &Path, written: &[String]) -> anyhow::Result<()> {
     if written.is_empty() {
         return Ok(());
     }
-    crate::report::dir::write_manifest(dir, written)
+    isolde::report::dir::write_manifest(dir, written)
         .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", dir.display()))?;
     eprintln!("report: {}", dir.join("index.html").display());
     Ok(())
@@ -424,8 +425,8 @@ fn finish_report(dir: &Path, written: &[String]) -> anyhow::Result<()> {
 /// (`verbose`), or the human report (`explain`).
 pub fn print_result(
     out: &mut impl Write,
-    history: &crate::history::History,
-    report: &crate::check::Report,
+    history: &isolde::history::History,
+    report: &isolde::check::Report,
     label: &str,
     verbose: bool,
     explain: bool,
@@ -439,7 +440,7 @@ pub fn print_result(
         writeln!(
             out,
             "{}",
-            crate::check::render_report(history, report, label)
+            isolde::check::render_report(history, report, label)
         )?;
     } else {
         writeln!(out, "{label}\t{}", report.valid.name())?;
@@ -450,15 +451,15 @@ pub fn print_result(
 /// Writes the HTML report (with text files and diagrams) into `dir`, with
 /// elle-cli's default plot bounds (`isolde run`'s report), records its
 /// files and prints its path. `dir` went through
-/// [`crate::report::dir::prepare`] before.
+/// [`isolde::report::dir::prepare`] before.
 pub fn write_report(
-    history: &crate::history::History,
-    report: &crate::check::Report,
+    history: &isolde::history::History,
+    report: &isolde::check::Report,
     dir: &std::path::Path,
     plot_format: &str,
     title: &str,
 ) -> anyhow::Result<()> {
-    let opts = crate::report::ReportOptions {
+    let opts = isolde::report::ReportOptions {
         plot_format: plot_format.parse()?,
         title: Some(title.to_string()),
         ..Default::default()
@@ -469,19 +470,19 @@ pub fn write_report(
 
 /// Writes the report as `opts` asks, naming `dir` in an error.
 fn write_report_with(
-    history: &crate::history::History,
-    report: &crate::check::Report,
+    history: &isolde::history::History,
+    report: &isolde::check::Report,
     dir: &std::path::Path,
-    opts: &crate::report::ReportOptions,
+    opts: &isolde::report::ReportOptions,
 ) -> anyhow::Result<Vec<String>> {
-    crate::report::write_report(history, report, dir, opts)
+    isolde::report::write_report(history, report, dir, opts)
         .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", dir.display()))
 }
 
 impl CheckArgs {
     /// The report options `-p`, `-t` and `-b` ask for.
-    fn report_options(&self, title: &str) -> anyhow::Result<crate::report::ReportOptions> {
-        Ok(crate::report::ReportOptions {
+    fn report_options(&self, title: &str) -> anyhow::Result<isolde::report::ReportOptions> {
+        Ok(isolde::report::ReportOptions {
             plot_format: self.plot_format.parse()?,
             title: Some(title.to_string()),
             plot_timeout: self.plot_timeout.map(std::time::Duration::from_millis),

@@ -3,6 +3,8 @@
 
 pub mod check;
 pub mod models;
+pub mod run;
+pub mod schedule;
 
 /// Exit codes shared by every subcommand.
 pub mod exit {

@@ -4,9 +4,9 @@
 
 use super::check::{worse, CheckArgs, FormatArg, ModelArg, ReportDir};
 use super::exit;
-use crate::history::read::Format;
-use crate::model::Validity;
-use crate::models::{self, Model, Options};
+use isolde::history::read::Format;
+use isolde::model::Validity;
+use isolde::models::{self, Model, Options};
 use std::io::Write;
 
 /// The library model a `--model` names (`None` for the transactional ones).
@@ -36,7 +36,7 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
         .map(|v| v.get_name().to_string())
         .unwrap_or_default();
     if let Some(dir) = &args.directory {
-        if let Err(e) = crate::report::dir::prepare(dir) {
+        if let Err(e) = isolde::report::dir::prepare(dir) {
             eprintln!("isolde: {e}");
             return Ok(exit::USAGE);
         }
@@ -118,7 +118,7 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
                 String::new()
             };
             d.add_with(file, checked.valid(), bad, |dir| {
-                crate::report::write_model_report(&ops, &checked, &name, dir, &label)
+                isolde::report::write_model_report(&ops, &checked, &name, dir, &label)
                     .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", dir.display()))
             })?;
         }

@@ -13,7 +13,6 @@
 //! ([`sim::run_sim`]); every real target runs one OS thread per client
 //! ([`driver::run_threaded`]).
 
-pub mod cli;
 pub mod client;
 pub mod dialect;
 pub mod driver;

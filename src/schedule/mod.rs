@@ -28,7 +28,6 @@
 //! points at what could not be read.
 
 mod analyze;
-pub mod cli;
 mod parse;
 mod precedence;
 mod recover;

@@ -10,6 +10,12 @@
 
 mod support;
 
+// The binary's command line (argument structs, the commands), for the tests
+// that parse arguments or run a command in process.
+#[allow(dead_code)]
+#[path = "../../src/cli/mod.rs"]
+mod isolde_cli;
+
 mod adversarial;
 mod bad_input;
 mod cli;

@@ -198,7 +198,7 @@ fn run_command_exit_codes_follow_the_verdict() {
             "1",
         ];
         args.extend_from_slice(extra);
-        isolde::run::cli::run_command(&run_support::parse(&args)).unwrap()
+        crate::isolde_cli::run::run_command(&run_support::parse(&args)).unwrap()
     };
     assert_eq!(code(&[]), 0, "the default model is the level's own");
     assert_eq!(code(&["-c", "serializable"]), 1);

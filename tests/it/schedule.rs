@@ -2,7 +2,7 @@
 //! shape, the conventions (aborts, every conflict an edge), errors and the
 //! command's exit codes.
 
-use isolde::schedule::cli::{run_schedule, schedule_command, ScheduleArgs};
+use crate::isolde_cli::schedule::{run_schedule, schedule_command, ScheduleArgs};
 use isolde::schedule::{analyze, parse_schedules, ScheduleError, ScheduleReport, MAX_VIEW_TXNS};
 
 fn report(text: &str) -> ScheduleReport {

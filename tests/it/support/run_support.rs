@@ -1,9 +1,9 @@
 //! Shared helpers of the `run_*` integration tests.
 #![allow(dead_code)]
 
+use crate::isolde_cli::run::RunArgs;
 use clap::Parser;
 use isolde::check::{check_history, CheckOptions, Report, Validity, Workload};
-use isolde::run::cli::RunArgs;
 use isolde::run::record::{record, Recorded};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;

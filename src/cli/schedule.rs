@@ -3,8 +3,8 @@
 //! command line, 4 on unreadable input (missing file, syntax error, no
 //! schedule).
 
-use super::{analyze, parse_schedule_lines, render_error};
-use crate::cli::{exit, is_broken_pipe};
+use super::{exit, is_broken_pipe};
+use isolde::schedule::{analyze, parse_schedule_lines, render_error};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 

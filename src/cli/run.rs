@@ -1,17 +1,18 @@
 //! `isolde run TARGET [options]`: arguments and the command itself.
 
-use super::client::parse_session_var;
-use super::dialect::{MyDialect, PgDialect};
-use super::driver;
-use super::mysql::MyLevel;
-use super::postgres::PgLevel;
-use super::record::{record, Recorded, RunConfig, TargetConfig};
-use super::sim::{SimBug, SimLevel};
-use super::sqlite::{Begin, Journal};
-use super::{RunError, WorkloadKind};
-use crate::check::{check_history, CheckOptions, Validity, Workload};
-use crate::rng::Dist;
+use super::exit;
 use clap::{Args, Subcommand};
+use isolde::check::{check_history, CheckOptions, Validity, Workload};
+use isolde::rng::Dist;
+use isolde::run::client::parse_session_var;
+use isolde::run::dialect::{MyDialect, PgDialect};
+use isolde::run::driver;
+use isolde::run::mysql::MyLevel;
+use isolde::run::postgres::PgLevel;
+use isolde::run::record::{record, Recorded, RunConfig, TargetConfig};
+use isolde::run::sim::{SimBug, SimLevel};
+use isolde::run::sqlite::{Begin, Journal};
+use isolde::run::{RunError, WorkloadKind};
 use std::path::PathBuf;
 
 /// Run a workload against a database, record the history, then check it.
@@ -389,16 +390,16 @@ pub fn target_hint(name: &str) -> Option<&'static str> {
 impl CommonArgs {
     /// The options of the model checker that checks a model workload, as
     /// `isolde check --model` takes them.
-    fn model_options(&self) -> crate::models::Options {
-        crate::models::Options {
-            bank: crate::models::bank::BankOptions {
+    fn model_options(&self) -> isolde::models::Options {
+        isolde::models::Options {
+            bank: isolde::models::bank::BankOptions {
                 negative_balances: self.allow_negative_balances,
                 total_amount: Some(self.total_amount),
             },
             group_size: self.group_size as usize,
             // cas-register and mutex: the bound `isolde check` gives the
             // linearizability search.
-            linearizable: crate::models::linearizable::LinOptions {
+            linearizable: isolde::models::linearizable::LinOptions {
                 time_limit_ms: Some(self.solver_timeout),
                 ..Default::default()
             },
@@ -453,8 +454,6 @@ impl CommonArgs {
     }
 }
 
-use crate::cli::exit;
-
 /// Ends the process at a second Ctrl-C (the driver has named the history).
 fn quit() -> ! {
     std::process::exit(exit::INTERRUPTED)
@@ -491,7 +490,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     }
     let options = common.check_options(model);
     if !common.no_check {
-        if let Err(e) = crate::check::validate_options(&options) {
+        if let Err(e) = isolde::check::validate_options(&options) {
             eprintln!("isolde: {e}");
             return Ok(exit::USAGE);
         }
@@ -499,7 +498,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
     // Before the run, not after it: a directory that cannot take the
     // report must not cost the run.
     if let Some(dir) = &common.directory {
-        if let Err(e) = crate::report::dir::prepare(dir) {
+        if let Err(e) = isolde::report::dir::prepare(dir) {
             eprintln!("isolde: {e}");
             return Ok(exit::USAGE);
         }
@@ -516,7 +515,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
             code
         }
     };
-    let history = match crate::history::read::read_history_file(&r.path, None) {
+    let history = match isolde::history::read::read_history_file(&r.path, None) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("{summary}");
@@ -561,7 +560,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         print_first_findings(&history, &report, &label, common, &models);
     }
     let out = &mut std::io::stdout().lock();
-    crate::cli::check::print_result(
+    super::check::print_result(
         out,
         &history,
         &report,
@@ -570,7 +569,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         common.explain,
     )?;
     if let Some(dir) = &common.directory {
-        crate::cli::check::write_report(&history, &report, dir, &common.plot_format, &label)?;
+        super::check::write_report(&history, &report, dir, &common.plot_format, &label)?;
     }
     Ok(stopped(match report.valid {
         Validity::True => exit::VALID,
@@ -642,8 +641,8 @@ fn run_model_command(args: &RunArgs, cfg: &RunConfig) -> anyhow::Result<i32> {
             code
         }
     };
-    let checked = crate::models::read_ops_file(&r.path, None).and_then(|ops| {
-        crate::models::check(model, &ops, &common.model_options()).map(|c| (ops, c))
+    let checked = isolde::models::read_ops_file(&r.path, None).and_then(|ops| {
+        isolde::models::check(model, &ops, &common.model_options()).map(|c| (ops, c))
     });
     let (ops, checked) = match checked {
         Ok(x) => x,
@@ -770,8 +769,8 @@ fn print_warnings(r: &Recorded) {
 /// Prints, after the summary, the first finding of each anomaly type as
 /// `isolde check -x` explains it, and how to see them all.
 fn print_first_findings(
-    history: &crate::history::History,
-    report: &crate::check::Report,
+    history: &isolde::history::History,
+    report: &isolde::check::Report,
     label: &str,
     common: &CommonArgs,
     models: &str,
@@ -781,7 +780,7 @@ fn print_first_findings(
             continue;
         };
         eprintln!();
-        eprint!("{}", crate::check::render_finding(history, kind, 1, first));
+        eprint!("{}", isolde::check::render_finding(history, kind, 1, first));
         if findings.len() > 1 {
             eprintln!("({} more {kind})", findings.len() - 1);
         }
