@@ -1,6 +1,7 @@
 //! `isolde check`: the elle-cli-compatible checker command.
 
 use super::exit;
+use super::flags::CheckFlags;
 use clap::{Args, ValueEnum};
 use isolde::check::{check_history, CheckOptions, Validity, Workload};
 use isolde::history::read::{read_history, read_history_file, Format};
@@ -60,8 +61,12 @@ pub enum FormatArg {
     Onelite,
 }
 
+/// `-c` when not given.
+const DEFAULT_MODELS: &str = "strict-serializable";
+
 /// Check histories against consistency models, like elle-cli.
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg("consistency_models", |a| a.default_value(DEFAULT_MODELS)))]
 pub struct CheckArgs {
     /// History files (EDN, JSON, JSON lines or OneLite; gzip/zstd read
     /// directly); `-` reads standard input.
@@ -75,64 +80,8 @@ pub struct CheckArgs {
     /// Input format; detected from the first bytes when omitted.
     #[arg(short = 'f', long, value_enum)]
     pub format: Option<FormatArg>,
-    /// Comma-separated consistency models that should hold (`none` for no
-    /// models: only --anomalies), e.g. serializable,strong-session-snapshot-isolation.
-    #[arg(
-        short = 'c',
-        long = "consistency-models",
-        default_value = "strict-serializable"
-    )]
-    pub consistency_models: String,
-    /// Comma-separated anomalies that must not occur, in addition to those the
-    /// models prohibit (e.g. G1,G2-item,internal).
-    #[arg(short = 'a', long, default_value = "")]
-    pub anomalies: String,
-    /// Bound on cycle search per strongly connected component, in milliseconds.
-    /// Results found when it is hit are lower bounds (reported as cycle-search-timeout).
-    #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000)]
-    pub cycle_search_timeout: u64,
-    /// Time limit of the exact solvers (rw-register histories at
-    /// serializable, strict-serializable, snapshot-isolation; list-append
-    /// histories whose appended values repeat) and of the linearizability
-    /// search (cas-register, mutex), in milliseconds per history and level;
-    /// when it is hit the verdict is unknown, with the reason.
-    #[arg(long = "solver-timeout", default_value_t = 30_000)]
-    pub solver_timeout: u64,
-    /// Print the full result for each file as a JSON object (Elle's keys).
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
-    /// Print a human-readable report: verdict, models ruled out, and an
-    /// explanation of every anomaly.
-    #[arg(short = 'x', long, conflicts_with = "verbose")]
-    pub explain: bool,
-    /// For each model the exact solvers decide (serializable,
-    /// strict-serializable, snapshot-isolation on rw-register and
-    /// list-append histories; on list-append with repeated values, the
-    /// models their witnesses cover): print the serial order (or
-    /// snapshot-isolation commit order and snapshots) that explains every
-    /// read, for each model that holds.
-    #[arg(long)]
-    pub witness: bool,
-    /// Elle-style inference only: without the exact solver that by default
-    /// decides serializable, strict-serializable and snapshot-isolation on
-    /// rw-register histories and on list-append appends no read shows (for
-    /// comparing with Elle).
-    #[arg(long = "inference-only")]
-    pub inference_only: bool,
-    /// rw-register: writes follow reads within a transaction (a write after a
-    /// read of the same key is a later version).
-    #[arg(long = "wfr-keys")]
-    pub wfr_keys: bool,
-    /// rw-register: each process's operations on a key follow process order.
-    #[arg(long = "sequential-keys")]
-    pub sequential_keys: bool,
-    /// rw-register: operations on each key follow real-time order.
-    #[arg(long = "linearizable-keys")]
-    pub linearizable_keys: bool,
-    /// rw-register: order the writers of each key by real time (for systems
-    /// that claim strict serializability).
-    #[arg(long = "realtime-versions")]
-    pub realtime_versions: bool,
+    #[command(flatten)]
+    pub check: CheckFlags,
     /// rw-register: the database's own commit order, a JSON object mapping an
     /// op's :index to its position (Elle's :transaction-order).
     #[arg(long = "transaction-order", value_name = "FILE")]
@@ -180,36 +129,12 @@ pub struct CheckArgs {
 impl CheckArgs {
     /// The library options these arguments ask for.
     pub fn options(&self) -> CheckOptions {
-        let list = |s: &str| -> Vec<String> {
-            s.split(',')
-                .map(|x| x.trim().trim_start_matches(':').to_string())
-                .filter(|x| !x.is_empty())
-                .collect()
+        let workload = match self.model {
+            Some(ModelArg::RwRegister) => Workload::RwRegister,
+            _ => Workload::ListAppend,
         };
-        let models = list(&self.consistency_models);
-        let models = if models.iter().any(|m| m == "none") {
-            vec![]
-        } else {
-            models
-        };
-        CheckOptions {
-            workload: match self.model {
-                Some(ModelArg::RwRegister) => Workload::RwRegister,
-                _ => Workload::ListAppend,
-            },
-            workload_given: self.model.is_some(),
-            models: Some(models),
-            anomalies: list(&self.anomalies),
-            cycle_search_timeout_ms: self.cycle_search_timeout,
-            solver_timeout_ms: self.solver_timeout,
-            witness: self.witness,
-            wfr_keys: self.wfr_keys,
-            sequential_keys: self.sequential_keys,
-            linearizable_keys: self.linearizable_keys,
-            realtime_versions: self.realtime_versions,
-            transaction_order: None,
-            inference_only: self.inference_only,
-        }
+        self.check
+            .options(workload, self.model.is_some(), DEFAULT_MODELS)
     }
 }
 
@@ -291,8 +216,8 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
                 &history,
                 &report,
                 &label,
-                args.verbose,
-                args.explain,
+                args.check.verbose,
+                args.check.explain,
             );
             match printed {
                 Err(e) if super::is_broken_pipe(&e) => closed = true,

@@ -2,6 +2,7 @@
 //! itself is library code.
 
 pub mod check;
+pub mod flags;
 pub mod models;
 pub mod run;
 pub mod schedule;

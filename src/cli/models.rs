@@ -52,7 +52,7 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
         },
         group_size: args.group_size,
         linearizable: models::linearizable::LinOptions {
-            time_limit_ms: Some(args.solver_timeout),
+            time_limit_ms: Some(args.check.solver_timeout),
             ..Default::default()
         },
     };
@@ -86,7 +86,7 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
         };
         if !closed {
             let mut out = stdout.lock();
-            let printed = if args.verbose {
+            let printed = if args.check.verbose {
                 let mut j = serde_json::Map::new();
                 j.insert("file".into(), label.clone().into());
                 if let serde_json::Value::Object(m) = checked.to_json(&ops) {
@@ -95,7 +95,7 @@ pub fn run(m: ModelArg, args: &CheckArgs) -> anyhow::Result<i32> {
                 serde_json::to_writer_pretty(&mut out, &j)
                     .map_err(anyhow::Error::from)
                     .and_then(|_| writeln!(out).map_err(Into::into))
-            } else if args.explain {
+            } else if args.check.explain {
                 write!(
                     out,
                     "{label}: {}\n{}",

@@ -1,6 +1,7 @@
 //! `isolde run TARGET [options]`: arguments and the command itself.
 
 use super::exit;
+use super::flags::CheckFlags;
 use clap::{Args, Subcommand};
 use isolde::check::{check_history, CheckOptions, Validity, Workload};
 use isolde::rng::Dist;
@@ -148,6 +149,14 @@ pub enum TargetArgs {
 
 /// Options every target takes.
 #[derive(Args, Debug, Clone)]
+// The flags `check` shares, worded for one recorded history: `-c`'s default
+// is the target's model.
+#[command(
+    mut_arg("consistency_models", |a| a.help(
+        "Consistency models to check (comma-separated; `none` for only --anomalies). Default: the model of the requested isolation level"
+    )),
+    mut_arg("verbose", |a| a.help("Print the full check result as JSON (Elle's keys)"))
+)]
 pub struct CommonArgs {
     /// list-append and rw-register are transactions checked for Elle's
     /// anomalies; bank, counter, set, set-full, long-fork, comments,
@@ -246,27 +255,9 @@ pub struct CommonArgs {
     /// Seconds between fault commands.
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     pub fault_interval: f64,
-    /// Consistency models to check (comma-separated; `none` for only
-    /// --anomalies). Default: the model of the requested isolation level.
-    #[arg(short = 'c', long = "consistency-models")]
-    pub consistency_models: Option<String>,
-    /// Comma-separated anomalies that must not occur, beyond those the models prohibit.
-    #[arg(short = 'a', long, default_value = "")]
-    pub anomalies: String,
-    /// Bound on cycle search per strongly connected component, in milliseconds.
-    #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000)]
-    pub cycle_search_timeout: u64,
-    /// Time limit of the duplicate-value solver (list-append with
-    /// --duplicates), in milliseconds; when hit, the verdict is unknown.
-    #[arg(long = "solver-timeout", default_value_t = 30_000)]
-    pub solver_timeout: u64,
-    /// Print the full check result as JSON.
-    #[arg(short = 'v', long)]
-    pub verbose: bool,
-    /// Print a human-readable report: verdict, models ruled out, every
-    /// anomaly explained.
-    #[arg(short = 'x', long)]
-    pub explain: bool,
+    /// How the history is checked, as `isolde check` takes it.
+    #[command(flatten)]
+    pub check: CheckFlags,
     /// Print only the summary line, not the first finding of each anomaly
     /// type after it.
     #[arg(short = 'q', long)]
@@ -400,7 +391,7 @@ impl CommonArgs {
             // cas-register and mutex: the bound `isolde check` gives the
             // linearizability search.
             linearizable: isolde::models::linearizable::LinOptions {
-                time_limit_ms: Some(self.solver_timeout),
+                time_limit_ms: Some(self.check.solver_timeout),
                 ..Default::default()
             },
         }
@@ -419,38 +410,19 @@ impl CommonArgs {
             }
             WorkloadKind::LongFork => format!(" --group-size {}", self.group_size),
             WorkloadKind::CasRegister | WorkloadKind::Mutex => {
-                format!(" --solver-timeout {}", self.solver_timeout)
+                format!(" --solver-timeout {}", self.check.solver_timeout)
             }
             _ => String::new(),
         }
     }
 
     fn check_options(&self, default_model: &str) -> CheckOptions {
-        let list = |s: &str| -> Vec<String> {
-            s.split(',')
-                .map(|x| x.trim().trim_start_matches(':').to_string())
-                .filter(|x| !x.is_empty())
-                .collect()
+        let workload = match self.workload {
+            WorkloadKind::RwRegister => Workload::RwRegister,
+            // The models are not checked by this pipeline.
+            _ => Workload::ListAppend,
         };
-        let models = list(self.consistency_models.as_deref().unwrap_or(default_model));
-        let models = if models.iter().any(|m| m == "none") {
-            vec![]
-        } else {
-            models
-        };
-        CheckOptions {
-            workload: match self.workload {
-                WorkloadKind::RwRegister => Workload::RwRegister,
-                // The models are not checked by this pipeline.
-                _ => Workload::ListAppend,
-            },
-            workload_given: true,
-            models: Some(models),
-            anomalies: list(&self.anomalies),
-            cycle_search_timeout_ms: self.cycle_search_timeout,
-            solver_timeout_ms: self.solver_timeout,
-            ..Default::default()
-        }
+        self.check.options(workload, true, default_model)
     }
 }
 
@@ -549,13 +521,13 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         }
     };
     eprintln!("{summary}; {verdict}");
-    if common.consistency_models.is_none() {
+    if common.check.consistency_models.is_none() {
         if let Some(why) = cfg.target.model_reason() {
             eprintln!("isolde: {why}");
         }
     }
     let label = r.path.display().to_string();
-    let shown_elsewhere = common.quiet || common.verbose || common.explain;
+    let shown_elsewhere = common.quiet || common.check.verbose || common.check.explain;
     if !(shown_elsewhere || report.anomalies.is_empty()) {
         print_first_findings(&history, &report, &label, common, &models);
     }
@@ -565,8 +537,8 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         &history,
         &report,
         &label,
-        common.verbose,
-        common.explain,
+        common.check.verbose,
+        common.check.explain,
     )?;
     if let Some(dir) = &common.directory {
         super::check::write_report(&history, &report, dir, &common.plot_format, &label)?;
@@ -620,11 +592,14 @@ fn run_model_command(args: &RunArgs, cfg: &RunConfig) -> anyhow::Result<i32> {
         eprintln!("isolde: {what} does not apply to -w {workload}: its model's checker decides");
         Ok(exit::USAGE)
     };
-    if common.consistency_models.is_some() {
+    if common.check.consistency_models.is_some() {
         return refuse("-c");
     }
-    if !common.anomalies.is_empty() {
+    if !common.check.anomalies.is_empty() {
         return refuse("-a");
+    }
+    if let Some(flag) = common.check.transactional_flags().first() {
+        return refuse(flag);
     }
     if common.directory.is_some() {
         return refuse("-d (no HTML report for the model workloads; use -v or -x)");
@@ -661,7 +636,7 @@ fn run_model_command(args: &RunArgs, cfg: &RunConfig) -> anyhow::Result<i32> {
     eprintln!("{summary}; {verdict}");
     let label = r.path.display().to_string();
     let explained = checked.explain(&ops);
-    let shown_elsewhere = common.quiet || common.verbose || common.explain;
+    let shown_elsewhere = common.quiet || common.check.verbose || common.check.explain;
     if valid != Validity::True && !shown_elsewhere {
         // The first findings, as `isolde check -x` words them.
         const SHOWN: usize = 12;
@@ -680,7 +655,7 @@ fn run_model_command(args: &RunArgs, cfg: &RunConfig) -> anyhow::Result<i32> {
     }
     let out = &mut std::io::stdout().lock();
     use std::io::Write;
-    if common.verbose {
+    if common.check.verbose {
         let mut j = serde_json::Map::new();
         j.insert("file".into(), label.clone().into());
         if let serde_json::Value::Object(m) = checked.to_json(&ops) {
@@ -688,7 +663,7 @@ fn run_model_command(args: &RunArgs, cfg: &RunConfig) -> anyhow::Result<i32> {
         }
         serde_json::to_writer_pretty(&mut *out, &j)?;
         writeln!(out)?;
-    } else if common.explain {
+    } else if common.check.explain {
         write!(out, "{label}: {}\n{explained}", valid.name())?;
     }
     Ok(stopped(match valid {
@@ -787,12 +762,13 @@ fn print_first_findings(
     }
     let workload = common.workload.name();
     let models = if models.is_empty() { "none" } else { models };
-    let anomalies = if common.anomalies.is_empty() {
+    let anomalies = if common.check.anomalies.is_empty() {
         String::new()
     } else {
-        format!(" -a {}", common.anomalies)
+        format!(" -a {}", common.check.anomalies)
     };
+    let inference = common.check.inference_flags();
     eprintln!(
-        "\nall findings: isolde check -x -m {workload} -c {models}{anomalies} {label} (or -d DIR for the HTML report)"
+        "\nall findings: isolde check -x -m {workload} -c {models}{anomalies}{inference} {label} (or -d DIR for the HTML report)"
     );
 }

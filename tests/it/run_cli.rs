@@ -744,3 +744,72 @@ fn repeatable_read_runs_say_which_model_and_why() {
         assert!(e.contains(want), "{target}: {e}");
     }
 }
+
+/// `run` takes `check`'s checking flags (one struct in the binary): the
+/// serial order of `--witness`, the inference flags in the command that
+/// shows every finding, `-v` with `-x` refused as `check` refuses it, and
+/// the transactional flags refused for a model workload.
+#[test]
+fn run_takes_the_checking_flags_of_check() {
+    let (o, _) = run(
+        &[
+            "sim",
+            "-w",
+            "rw-register",
+            "-n",
+            "50",
+            "--seed",
+            "1",
+            "-c",
+            "serializable",
+            "--witness",
+            "-x",
+        ],
+        Duration::from_secs(60),
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.contains("Witness for serializable:"), "{out}");
+    let (o, _) = run(
+        &[
+            "sim",
+            "--bug",
+            "lost-update",
+            "-n",
+            "300",
+            "--seed",
+            "1",
+            "--inference-only",
+        ],
+        Duration::from_secs(60),
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert!(
+        e.contains(
+            "all findings: isolde check -x -m list-append -c serializable --inference-only "
+        ),
+        "{e}"
+    );
+    let (o, _) = run(&["sim", "-n", "5", "-v", "-x"], Duration::from_secs(20));
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("cannot be used with"), "{e}");
+    for flag in [
+        "--witness",
+        "--inference-only",
+        "--wfr-keys",
+        "--realtime-versions",
+    ] {
+        let (o, _) = run(
+            &["sim", "-w", "bank", "-n", "5", flag],
+            Duration::from_secs(20),
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{flag}: {e}");
+        assert!(
+            e.contains(&format!("{flag} does not apply to -w bank")),
+            "{flag}: {e}"
+        );
+    }
+}
