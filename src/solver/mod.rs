@@ -50,48 +50,9 @@ use std::time::Instant;
 
 pub use solve::Stats;
 
-/// The isolation level to decide.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Level {
-    /// Read committed (Adya's PL-2) on the choice of writers: reads see
-    /// whole blocks of committed transactions and ww ∪ wr is acyclic. Its
-    /// witness is a commit order (see [`witness::check_read_committed`]).
-    ReadCommitted,
-    Serializable,
-    /// Serializable, in an order that respects real time.
-    StrictSerializable,
-    SnapshotIsolation,
-}
-
-impl Level {
-    /// Elle's name for the level.
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::ReadCommitted => "read-committed",
-            Level::Serializable => "serializable",
-            Level::StrictSerializable => "strict-serializable",
-            Level::SnapshotIsolation => "snapshot-isolation",
-        }
-    }
-    /// From Elle's name.
-    pub fn from_name(s: &str) -> Option<Level> {
-        Some(match s {
-            "read-committed" => Level::ReadCommitted,
-            "serializable" => Level::Serializable,
-            "strict-serializable" => Level::StrictSerializable,
-            "snapshot-isolation" => Level::SnapshotIsolation,
-            _ => return None,
-        })
-    }
-    /// The levels of the serial family (a serial order or an SI execution
-    /// is their witness), weakest to strongest: each implies the ones
-    /// before it. [`Level::ReadCommitted`], below all of them, stands apart.
-    pub const ALL: [Level; 3] = [
-        Level::SnapshotIsolation,
-        Level::Serializable,
-        Level::StrictSerializable,
-    ];
-}
+/// The isolation level to decide (a proof names it, so it sits in
+/// [`crate::proof`]).
+pub use crate::proof::Level;
 
 /// Bounds on the work; reaching one gives `unknown`, never a guess.
 #[derive(Clone, Debug)]
