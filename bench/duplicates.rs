@@ -78,7 +78,10 @@ fn check_text(label: &str, db: &str, edn: &str, gen_ms: f64, levels: &[Level], l
             parse_ms,
         );
         if v.valid.name() == "unknown" {
-            eprintln!("  unknown: {}", v.reason);
+            eprintln!(
+                "  unknown: {}",
+                isolde::explain::proof::reason(&h, &v.reason, v.proof())
+            );
         }
     }
 }

@@ -11,6 +11,7 @@
 
 use crate::history::{KeyId, TxnId, ValId};
 use crate::model::anomaly as name;
+use crate::proof::Proof;
 
 /// The kind of a non-cycle anomaly: every such finding's name comes from
 /// here (cycle anomalies are named by [`crate::graph::CycleClass`]).
@@ -286,7 +287,7 @@ pub enum Record {
     },
     // ------------------------------------------------------------- solver
     /// A reason the duplicate-value solver found against `level`: the
-    /// transactions and keys whose constraints conflict, and its words.
+    /// transactions and keys whose constraints conflict, and its proof.
     Solver {
         /// Elle's name of the level.
         level: &'static str,
@@ -294,8 +295,8 @@ pub enum Record {
         txns: Box<[TxnId]>,
         /// The keys involved.
         keys: Box<[KeyId]>,
-        /// The solver's explanation.
-        explanation: String,
+        /// The solver's proof.
+        proof: Proof,
     },
 }
 

@@ -51,6 +51,7 @@ pub mod model;
 // elle-cli's non-transactional models: bank, counter, set, set-full, long-fork,
 // comments, sequential, cas-register, mutex.
 pub mod models;
+pub mod proof;
 pub mod report;
 pub mod rng;
 // Internal: the exact solver for list-append histories whose values repeat,

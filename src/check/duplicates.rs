@@ -27,7 +27,9 @@
 
 use super::{CheckOptions, Finding, Report, Validity, Witness};
 use crate::anomaly::{Anomaly, AnomalyKind, Record};
+use crate::explain;
 use crate::model::{self, Model};
+use crate::proof::Proof;
 use crate::solver::{self, DupAnomaly, DupKind, DupVerdict, Level};
 use crate::workload::list_append;
 use std::collections::{BTreeMap, BTreeSet};
@@ -216,7 +218,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     let mut verdicts = run(h, &levels, &limits);
     let undecided = items
         .iter()
-        .any(|i| judge(i, &verdicts, !lost.is_empty()).0 == Validity::Unknown);
+        .any(|i| judge(h, i, &verdicts, !lost.is_empty()).0 == Validity::Unknown);
     if undecided && !levels.contains(&Level::ReadCommitted) {
         // A weaker level's failure may rule out what a stronger one's
         // did not.
@@ -229,7 +231,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     let mut valid = Validity::True;
     let mut witness = Vec::new();
     for item in &items {
-        let (v, why, proof) = judge(item, &verdicts, !lost.is_empty());
+        let (v, why, proof) = judge(h, item, &verdicts, !lost.is_empty());
         match v {
             Validity::False => valid = Validity::False,
             Validity::Unknown => {
@@ -257,7 +259,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
         .flat_map(|i| i.prohibited.iter().cloned())
         .collect();
     let mut anomalies: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
-    let mut said: Vec<&str> = Vec::new();
+    let mut said: Vec<&Proof> = Vec::new();
     let mut ruled: BTreeSet<Model> = BTreeSet::new();
     if !lost.is_empty() {
         ruled.extend(ruled_out_by(&[LOST_UPDATE.to_string()].into()));
@@ -272,10 +274,10 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
         let Some(a) = &v.anomaly else { continue };
         let d = forced(v.level, a);
         ruled.extend(ruled_out_by(&d));
-        if !d.is_subset(&prohibited) || said.contains(&a.explanation.as_str()) {
+        if !d.is_subset(&prohibited) || said.contains(&&a.proof) {
             continue;
         }
-        said.push(&a.explanation);
+        said.push(&a.proof);
         anomalies
             .entry(a.kind.name().to_string())
             .or_default()
@@ -324,6 +326,7 @@ fn run(h: &crate::history::History, levels: &[Level], limits: &solver::Limits) -
 /// An item's verdict, why (when unknown), and the level verdict that
 /// proves it (when valid). `lost`: the history has lost updates.
 fn judge<'v>(
+    h: &crate::history::History,
     item: &Item,
     verdicts: &'v [DupVerdict],
     lost: bool,
@@ -348,7 +351,7 @@ fn judge<'v>(
         return (Validity::True, String::new(), Some(v));
     }
     let why = match verdicts.iter().find(|v| v.level == level) {
-        Some(v) if v.valid == Validity::Unknown => v.reason.clone(),
+        Some(v) if v.valid == Validity::Unknown => explain::proof::reason(h, &v.reason, v.proof()),
         Some(_) => format!(
             "not decided: {} does not hold, which does not settle it (a choice may still avoid every anomaly it prohibits)",
             level.name()
@@ -374,7 +377,8 @@ fn ruled_out_by(d: &BTreeSet<String>) -> BTreeSet<Model> {
 
 /// A reason the duplicate-value solver found, as a finding that names its
 /// transactions (for pictures) and renders Elle-shaped detail on demand:
-/// `{"level", "ops", "keys", "explanation"}`.
+/// `{"level", "ops", "keys", "explanation"}`, the explanation worded from
+/// its proof.
 pub(super) fn finding(level: Level, a: &DupAnomaly) -> Finding {
     Finding::of_txns(
         a.txns.clone(),
@@ -384,7 +388,7 @@ pub(super) fn finding(level: Level, a: &DupAnomaly) -> Finding {
                 level: level.name(),
                 txns: a.txns.as_slice().into(),
                 keys: a.keys.as_slice().into(),
-                explanation: a.explanation.clone(),
+                proof: a.proof.clone(),
             },
         ),
     )

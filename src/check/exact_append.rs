@@ -33,6 +33,7 @@ use super::{exact_levels, merge_exact, CheckOptions, Report, Validity};
 use crate::graph::{sccs, topological_order, DepGraph, Rels};
 use crate::history::{History, KeyId, MopKind, Observed, Outcome, TxnId, ValId};
 use crate::model::{self, OrderGraph};
+use crate::proof::Reason;
 use crate::solver::{self, witness, DupVerdict, Level};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -75,12 +76,7 @@ pub(super) fn decide(
             if l == Level::StrictSerializable && !strict {
                 continue;
             }
-            let mut v = solver::verdict(
-                l,
-                Validity::True,
-                "a topological order of the dependency graph replays as a serial execution"
-                    .to_string(),
-            );
+            let mut v = solver::verdict(l, Validity::True, Reason::TopologicalOrder);
             // A serial execution is an SI one whose every snapshot is
             // taken right after the previous commit.
             if l == Level::SnapshotIsolation {
@@ -120,7 +116,7 @@ pub(super) fn decide(
                 .filter(|l| verdicts.iter().any(|v| v.level == **l))
                 .count()
             == levels.len();
-    merge_exact(report, options, &verdicts, decided_all)
+    merge_exact(h, report, options, &verdicts, decided_all)
 }
 
 /// `topo` (a topological order of inference's graph) without `fail`

@@ -8,10 +8,11 @@ mod search;
 pub mod timing;
 
 use crate::evidence::{Explain, ExplainedCycle};
-use crate::explain::cycle as cyc;
+use crate::explain::{self, cycle as cyc};
 use crate::graph::{DepGraph, ExplainOrder, GraphBuilder, Rels};
 use crate::history::{History, MopKind, Observed, TxnId};
 use crate::model::{self, judge, ModelOptions, OrderGraph};
+use crate::proof::Proof;
 use crate::solver;
 use crate::workload::{list_append, Anomaly, Inference};
 use serde_json::{json, Map, Value};
@@ -655,7 +656,7 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
         ));
     }
     let decided_all = others.is_empty() && open.len() == levels.len();
-    merge_exact(report, options, &verdicts, decided_all)
+    merge_exact(h, report, options, &verdicts, decided_all)
 }
 
 /// Folds the exact solvers' `verdicts` into inference's `report`: their
@@ -665,22 +666,23 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
 /// verdict replaces inference's `unknown` (an empty graph, a bound);
 /// otherwise a `true` needs both.
 fn merge_exact(
+    h: &History,
     mut report: Report,
     options: &CheckOptions,
     verdicts: &[solver::DupVerdict],
     decided_all: bool,
 ) -> Report {
-    let mut said: Vec<String> = Vec::new();
+    let mut said: Vec<&Proof> = Vec::new();
     // Kinds inference already reported (with Elle's detail) are not
     // repeated in the solver's shape: its order-free contradictions
     // (internal, G1a, ...) are the same facts.
     let inferred: Vec<String> = report.anomalies.keys().cloned().collect();
     for v in verdicts {
         let Some(a) = &v.anomaly else { continue };
-        if said.contains(&a.explanation) || inferred.iter().any(|k| k == a.kind.name()) {
+        if said.contains(&&a.proof) || inferred.iter().any(|k| k == a.kind.name()) {
             continue;
         }
-        said.push(a.explanation.clone());
+        said.push(&a.proof);
         report
             .anomalies
             .entry(a.kind.name().to_string())
@@ -691,7 +693,13 @@ fn merge_exact(
         verdicts
             .iter()
             .filter(|v| v.valid == Validity::Unknown)
-            .map(|v| format!("{}: {}", v.level.name(), v.reason)),
+            .map(|v| {
+                format!(
+                    "{}: {}",
+                    v.level.name(),
+                    explain::proof::reason(h, &v.reason, v.proof())
+                )
+            }),
     );
     let (not, also) = solver::ruled_out(verdicts);
     let known: Vec<String> = report.not.iter().chain(&report.also_not).cloned().collect();

@@ -314,16 +314,19 @@ pub fn render(h: &History, a: &Anomaly) -> (Value, String) {
             level,
             txns,
             keys,
-            explanation,
-        } => (
-            json!({
-                "level": level,
-                "ops": txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>(),
-                "keys": keys.iter().map(|&k| js::key(h, k)).collect::<Vec<_>>(),
-                "explanation": explanation,
-            }),
-            explanation.clone(),
-        ),
+            proof,
+        } => {
+            let explanation = super::proof::render(h, proof);
+            (
+                json!({
+                    "level": level,
+                    "ops": txns.iter().map(|&t| js::op(h, t)).collect::<Vec<_>>(),
+                    "keys": keys.iter().map(|&k| js::key(h, k)).collect::<Vec<_>>(),
+                    "explanation": explanation,
+                }),
+                explanation,
+            )
+        }
     }
 }
 

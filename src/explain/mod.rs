@@ -3,3 +3,4 @@
 pub mod anomaly;
 pub mod cycle;
 pub mod json;
+pub mod proof;

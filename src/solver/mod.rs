@@ -45,53 +45,15 @@ use crate::anomaly::AnomalyKind;
 use crate::graph::CycleClass;
 use crate::history::{History, KeyId, MopKind, Observed, TxnId};
 use crate::model::Validity;
+use crate::proof::{Proof, Reason};
 use rustc_hash::FxHashSet;
 use std::time::Instant;
 
 pub use solve::Stats;
 
-/// The isolation level to decide.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Level {
-    /// Read committed (Adya's PL-2) on the choice of writers: reads see
-    /// whole blocks of committed transactions and ww ∪ wr is acyclic. Its
-    /// witness is a commit order (see [`witness::check_read_committed`]).
-    ReadCommitted,
-    Serializable,
-    /// Serializable, in an order that respects real time.
-    StrictSerializable,
-    SnapshotIsolation,
-}
-
-impl Level {
-    /// Elle's name for the level.
-    pub fn name(self) -> &'static str {
-        match self {
-            Level::ReadCommitted => "read-committed",
-            Level::Serializable => "serializable",
-            Level::StrictSerializable => "strict-serializable",
-            Level::SnapshotIsolation => "snapshot-isolation",
-        }
-    }
-    /// From Elle's name.
-    pub fn from_name(s: &str) -> Option<Level> {
-        Some(match s {
-            "read-committed" => Level::ReadCommitted,
-            "serializable" => Level::Serializable,
-            "strict-serializable" => Level::StrictSerializable,
-            "snapshot-isolation" => Level::SnapshotIsolation,
-            _ => return None,
-        })
-    }
-    /// The levels of the serial family (a serial order or an SI execution
-    /// is their witness), weakest to strongest: each implies the ones
-    /// before it. [`Level::ReadCommitted`], below all of them, stands apart.
-    pub const ALL: [Level; 3] = [
-        Level::SnapshotIsolation,
-        Level::Serializable,
-        Level::StrictSerializable,
-    ];
-}
+/// The isolation level to decide (a proof names it, so it sits in
+/// [`crate::proof`]).
+pub use crate::proof::Level;
 
 /// Bounds on the work; reaching one gives `unknown`, never a guess.
 #[derive(Clone, Debug)]
@@ -167,17 +129,14 @@ pub struct DupAnomaly {
     pub kind: DupKind,
     pub txns: Vec<TxnId>,
     pub keys: Vec<KeyId>,
-    pub explanation: String,
+    /// Why: the typed record the render layer words.
+    pub proof: Proof,
 }
 
-/// `level` does not hold, for the solver's reason `f` (its first line
-/// is the verdict's reason).
+/// `level` does not hold, for the solver's finding `f` (the first line
+/// of its proof is the verdict's reason).
 pub(crate) fn invalid_verdict(level: Level, f: DupAnomaly) -> DupVerdict {
-    let mut v = verdict(
-        level,
-        Validity::False,
-        f.explanation.lines().next().unwrap_or("").to_string(),
-    );
+    let mut v = verdict(level, Validity::False, Reason::ProofHeadline);
     v.anomaly = Some(f);
     v
 }
@@ -188,7 +147,7 @@ impl From<problem::Contradiction> for DupAnomaly {
             kind: c.kind,
             txns: c.txns,
             keys: c.keys,
-            explanation: c.explanation,
+            proof: c.proof,
         }
     }
 }
@@ -198,8 +157,9 @@ impl From<problem::Contradiction> for DupAnomaly {
 pub struct DupVerdict {
     pub level: Level,
     pub valid: Validity,
-    /// One line: why valid, invalid or unknown.
-    pub reason: String,
+    /// Why valid, invalid or unknown (quoting the finding's proof, when it
+    /// says so).
+    pub reason: Reason,
     pub anomaly: Option<DupAnomaly>,
     /// Valid: the serial order (SI: the commit order) of the committed
     /// transactions, `info` ones included when they must have committed.
@@ -209,6 +169,13 @@ pub struct DupVerdict {
     pub snapshots: Option<Vec<u32>>,
     pub stats: Stats,
     pub elapsed_ms: f64,
+}
+
+impl DupVerdict {
+    /// The proof of the verdict's finding, if it has one.
+    pub fn proof(&self) -> Option<&Proof> {
+        self.anomaly.as_ref().map(|a| &a.proof)
+    }
 }
 
 /// True when some key gets the same value appended more than once (by any
@@ -230,7 +197,7 @@ pub fn check_duplicates(h: &History, level: Level, limits: &Limits) -> DupVerdic
     v
 }
 
-pub(crate) fn verdict(level: Level, valid: Validity, reason: String) -> DupVerdict {
+pub(crate) fn verdict(level: Level, valid: Validity, reason: Reason) -> DupVerdict {
     DupVerdict {
         level,
         valid,
@@ -251,23 +218,18 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
     let keys = match problem::extract(h, limits.max_alternatives) {
         Ok(k) => k,
         Err(problem::Extract::Contradiction(c)) => {
-            let mut v = verdict(level, Validity::False, c.explanation.clone());
-            v.anomaly = Some(c.into());
+            let mut v = verdict(level, Validity::False, Reason::Proof);
+            v.anomaly = Some((*c).into());
             return v;
         }
-        Err(problem::Extract::Limit(m)) | Err(problem::Extract::NotListAppend(m)) => {
-            return verdict(level, Validity::Unknown, m)
-        }
+        Err(problem::Extract::Undecided(r)) => return verdict(level, Validity::Unknown, r),
     };
     // The time limit covers every search for a witness, replays included.
     if t0.elapsed().as_millis() as u64 >= limits.time_ms {
         return verdict(
             level,
             Validity::Unknown,
-            format!(
-                "the time limit ({} ms) was reached before any search",
-                limits.time_ms
-            ),
+            Reason::TimeBeforeSearch { ms: limits.time_ms },
         );
     }
     if limits.witness_first {
@@ -341,20 +303,16 @@ fn replayed_verdict(
             let mut v = verdict(
                 level,
                 Validity::True,
-                format!(
-                    "an order of {} committed transactions explains every read",
-                    order.len()
-                ),
+                Reason::SerialOrder {
+                    txns: order.len(),
+                    rounds: None,
+                },
             );
             v.witness = Some(order);
             v.snapshots = snaps;
             v
         }
-        Err(e) => verdict(
-            level,
-            Validity::Unknown,
-            format!("internal: the solver's witness does not replay ({e})"),
-        ),
+        Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
     }
 }
 
@@ -460,10 +418,7 @@ fn fast_path(h: &History, level: Level, keys: &[problem::KeyFacts]) -> Option<Du
                 let mut v = verdict(
                     level,
                     Validity::True,
-                    format!(
-                        "a commit order of {} transactions explains every read",
-                        order.len()
-                    ),
+                    Reason::CommitOrder { txns: order.len() },
                 );
                 v.witness = Some(order);
                 v.snapshots = Some(snaps);
@@ -547,7 +502,7 @@ pub(crate) fn share_levels(
 pub(crate) fn si_from_serial(s: &DupVerdict) -> DupVerdict {
     let mut v = s.clone();
     v.level = Level::SnapshotIsolation;
-    v.reason = format!("serializable, hence snapshot-isolated: {}", s.reason);
+    v.reason = Reason::FromSerializable(Box::new(s.reason.clone()));
     v.snapshots = s.witness.as_ref().map(|w| (0..w.len() as u32).collect());
     v
 }

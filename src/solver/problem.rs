@@ -18,6 +18,7 @@
 use super::DupKind;
 use crate::anomaly::AnomalyKind;
 use crate::history::{History, KeyId, MopKind, Observed, Outcome, TxnId, ValId};
+use crate::proof::{NotListAppend, Proof, Reason};
 use rustc_hash::FxHashMap;
 
 /// A transaction's contiguous appends to one key.
@@ -49,7 +50,7 @@ impl Writer {
 pub struct Reader {
     pub txn: TxnId,
     pub cut: u32,
-    /// The micro-op index of the (first) read, for explanations.
+    /// The micro-op index of the (first) read, for proofs.
     pub mop: u32,
 }
 
@@ -90,7 +91,7 @@ pub struct KeyFacts {
     /// The longest `ok` read (external part): the observed prefix of the
     /// key's version order.
     pub list: Vec<ValId>,
-    /// Who read `list` in full (for explanations).
+    /// Who read `list` in full (for proofs).
     pub longest: Option<TxnId>,
     pub readers: Vec<Reader>,
     /// `ok` and `info` writers (the ones that may have committed).
@@ -109,36 +110,18 @@ pub struct Contradiction {
     pub kind: DupKind,
     pub txns: Vec<TxnId>,
     pub keys: Vec<KeyId>,
-    pub explanation: String,
+    /// Why.
+    pub proof: Proof,
 }
 
 /// Why extraction gave up without deciding.
 #[derive(Clone, Debug)]
 pub enum Extract {
-    Contradiction(Contradiction),
-    /// A limit was reached (the message says which).
-    Limit(String),
-    /// Not a list-append history.
-    NotListAppend(String),
-}
-
-/// Names for explanations.
-pub struct Names<'h>(pub &'h History);
-
-impl Names<'_> {
-    pub fn txn(&self, t: TxnId) -> String {
-        format!("T{}", self.0.txns[t as usize].index)
-    }
-    pub fn key(&self, k: KeyId) -> String {
-        self.0.keys.datum(k).to_string()
-    }
-    pub fn val(&self, v: ValId) -> String {
-        self.0.values.datum(v).to_string()
-    }
-    pub fn list(&self, vs: &[ValId]) -> String {
-        let xs: Vec<String> = vs.iter().map(|&v| self.val(v)).collect();
-        format!("[{}]", xs.join(" "))
-    }
+    /// The reads contradict every level (boxed: a proof is large beside
+    /// the other outcomes).
+    Contradiction(Box<Contradiction>),
+    /// A limit was reached, or the history is not a list-append one.
+    Undecided(Reason),
 }
 
 /// The per-key facts of `h`; fails on a contradiction found on the way, on
@@ -157,7 +140,6 @@ pub fn extract_with(
     max_alts: usize,
     serial: bool,
 ) -> Result<(Vec<KeyFacts>, Option<Contradiction>), Extract> {
-    let n = Names(h);
     let mut internal: Option<Contradiction> = None;
     let mut extra: Vec<(KeyId, Vec<ValId>, u32)> = Vec::new();
     let mut keys: Vec<KeyFacts> = Vec::new();
@@ -189,10 +171,10 @@ pub fn extract_with(
         for (i, m) in h.mops(t).iter().enumerate() {
             match (m.kind, m.value) {
                 (MopKind::Write, _) => {
-                    return Err(Extract::NotListAppend(format!(
-                        "{} writes a register ([:w ...]): not a list-append history",
-                        n.txn(t)
-                    )))
+                    return Err(Extract::Undecided(Reason::NotListAppend {
+                        txn: t,
+                        what: NotListAppend::RegisterWrite,
+                    }))
                 }
                 (MopKind::Append, Observed::Scalar(v)) => {
                     if !blocks.contains_key(&m.key) && !views.contains_key(&m.key) {
@@ -201,10 +183,10 @@ pub fn extract_with(
                     blocks.entry(m.key).or_default().0.push(v);
                 }
                 (MopKind::Append, _) => {
-                    return Err(Extract::NotListAppend(format!(
-                        "{} appends a value that is not a single value",
-                        n.txn(t)
-                    )))
+                    return Err(Extract::Undecided(Reason::NotListAppend {
+                        txn: t,
+                        what: NotListAppend::CompoundAppend,
+                    }))
                 }
                 (MopKind::Read, o) => {
                     if txn.outcome != Outcome::Ok {
@@ -214,26 +196,25 @@ pub fn extract_with(
                         Observed::List { .. } => h.list(o).unwrap_or(&[]),
                         Observed::Nil => &[],
                         Observed::Scalar(_) => {
-                            return Err(Extract::NotListAppend(format!(
-                                "{} reads a single value, not a list",
-                                n.txn(t)
-                            )))
+                            return Err(Extract::Undecided(Reason::NotListAppend {
+                                txn: t,
+                                what: NotListAppend::ScalarRead,
+                            }))
                         }
                     };
                     let own: &[ValId] = blocks.get(&m.key).map(|b| b.0.as_slice()).unwrap_or(&[]);
                     if !seen.ends_with(own) {
-                        return Err(Extract::Contradiction(Contradiction {
+                        return Err(Extract::Contradiction(Box::new(Contradiction {
                             kind: AnomalyKind::Internal.into(),
                             txns: vec![t],
                             keys: vec![m.key],
-                            explanation: format!(
-                                "{} appended {} to key {} and then read {}, which does not end with its own appends",
-                                n.txn(t),
-                                n.list(own),
-                                n.key(m.key),
-                                n.list(seen)
-                            ),
-                        }));
+                            proof: Proof::OwnAppendsUnread {
+                                txn: t,
+                                key: m.key,
+                                appended: own.to_vec(),
+                                read: seen.to_vec(),
+                            },
+                        })));
                     }
                     let ext = &seen[..seen.len() - own.len()];
                     match views.get(&m.key) {
@@ -242,16 +223,15 @@ pub fn extract_with(
                                 kind: AnomalyKind::Internal.into(),
                                 txns: vec![t],
                                 keys: vec![m.key],
-                                explanation: format!(
-                                    "{} read key {} twice and saw two different states from other transactions: {} and {}",
-                                    n.txn(t),
-                                    n.key(m.key),
-                                    n.list(prev),
-                                    n.list(ext)
-                                ),
+                                proof: Proof::TwoStates {
+                                    txn: t,
+                                    key: m.key,
+                                    first: prev.clone(),
+                                    second: ext.to_vec(),
+                                },
                             };
                             if serial {
-                                return Err(Extract::Contradiction(c));
+                                return Err(Extract::Contradiction(Box::new(c)));
                             }
                             internal.get_or_insert(c);
                             extra.push((m.key, ext.to_vec(), i as u32));
@@ -311,31 +291,29 @@ pub fn extract_with(
     // Reads must be prefixes of the longest one: re-read each view.
     for kf in &mut keys {
         check_prefixes(h, kf)?;
-        build_segments(h, kf, max_alts)?;
+        build_segments(kf, max_alts)?;
     }
     Ok((keys, internal))
 }
 
 /// Every read of the key is a prefix of the longest read.
 fn check_prefixes(h: &History, kf: &KeyFacts) -> Result<(), Extract> {
-    let n = Names(h);
     for r in &kf.readers {
         let ext = external(h, r.txn, kf.key, r.mop);
         if !kf.list.starts_with(&ext) {
             let other = kf.longest.unwrap_or(r.txn);
-            return Err(Extract::Contradiction(Contradiction {
+            return Err(Extract::Contradiction(Box::new(Contradiction {
                 kind: AnomalyKind::IncompatibleOrder.into(),
                 txns: vec![r.txn, other],
                 keys: vec![kf.key],
-                explanation: format!(
-                    "{} read key {} as {} and {} read it as {}: neither is a prefix of the other, so no single order of appends explains both",
-                    n.txn(r.txn),
-                    n.key(kf.key),
-                    n.list(&ext),
-                    n.txn(other),
-                    n.list(&kf.list)
-                ),
-            }));
+                proof: Proof::IncompatibleReads {
+                    key: kf.key,
+                    txn: r.txn,
+                    read: ext,
+                    other,
+                    other_read: kf.list.clone(),
+                },
+            })));
         }
     }
     Ok(())
@@ -361,7 +339,7 @@ fn external(h: &History, t: TxnId, k: KeyId, mop: u32) -> Vec<ValId> {
 }
 
 /// Cuts the longest read at every read length, then spells each segment.
-fn build_segments(h: &History, kf: &mut KeyFacts, max_alts: usize) -> Result<(), Extract> {
+fn build_segments(kf: &mut KeyFacts, max_alts: usize) -> Result<(), Extract> {
     let n = kf.list.len() as u32;
     let mut cuts: Vec<u32> = kf.readers.iter().map(|r| r.cut).collect();
     cuts.push(0);
@@ -430,16 +408,15 @@ fn build_segments(h: &History, kf: &mut KeyFacts, max_alts: usize) -> Result<(),
             &mut overflow,
         );
         if overflow {
-            return Err(Extract::Limit(format!(
-                "key {} positions {}..{}: more than {} ways to place its mixed appends",
-                Names(h).key(kf.key),
-                a,
-                b,
-                max_alts
-            )));
+            return Err(Extract::Undecided(Reason::TooManyPlacements {
+                key: kf.key,
+                start: a,
+                end: b,
+                max: max_alts,
+            }));
         }
         if alts.is_empty() {
-            return Err(Extract::Contradiction(unspellable(h, kf, a, b)));
+            return Err(Extract::Contradiction(Box::new(unspellable(kf, a, b))));
         }
         let mut seg = Segment {
             start: a,
@@ -493,21 +470,19 @@ fn build_segments(h: &History, kf: &mut KeyFacts, max_alts: usize) -> Result<(),
                 .iter()
                 .any(|b| b.start == c && b.cands.contains(&(wi as u32)));
             if c < n && !has {
-                let nm = Names(h);
-                return Err(Extract::Contradiction(Contradiction {
+                return Err(Extract::Contradiction(Box::new(Contradiction {
                     kind: AnomalyKind::DuplicateAppendsUnproducibleRead.into(),
                     txns: vec![w.txn, kf.longest.unwrap_or(w.txn)],
                     keys: vec![kf.key],
-                    explanation: format!(
-                        "{} read key {} as {} and then appended {}, so its appends come right after that prefix; but {} read {}, which continues differently",
-                        nm.txn(w.txn),
-                        nm.key(kf.key),
-                        nm.list(&kf.list[..c as usize]),
-                        nm.list(&w.block),
-                        nm.txn(kf.longest.unwrap_or(w.txn)),
-                        nm.list(&kf.list)
-                    ),
-                }));
+                    proof: Proof::PinnedAppend {
+                        key: kf.key,
+                        txn: w.txn,
+                        prefix: kf.list[..c as usize].to_vec(),
+                        block: w.block.clone(),
+                        reader: kf.longest.unwrap_or(w.txn),
+                        read: kf.list.clone(),
+                    },
+                })));
             }
         }
     }
@@ -578,8 +553,7 @@ fn spell(
 }
 
 /// Explains why positions `a..b` of the key's list cannot be spelled.
-fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
-    let n = Names(h);
+fn unspellable(kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
     let reader = kf
         .readers
         .iter()
@@ -600,31 +574,25 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
                     kind: AnomalyKind::G1a.into(),
                     txns,
                     keys: vec![kf.key],
-                    explanation: format!(
-                        "{} read key {} as {}, but {} was only appended by failed {}",
-                        n.txn(reader),
-                        n.key(kf.key),
-                        n.list(seen),
-                        n.val(v),
-                        failed
-                            .iter()
-                            .map(|w| n.txn(w.txn))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
+                    proof: Proof::FailedValue {
+                        key: kf.key,
+                        reader,
+                        read: seen.to_vec(),
+                        value: v,
+                        failed: failed.iter().map(|w| w.txn).collect(),
+                    },
                 };
             }
             return Contradiction {
                 kind: AnomalyKind::DuplicateAppendsUnproducibleRead.into(),
                 txns,
                 keys: vec![kf.key],
-                explanation: format!(
-                    "{} read key {} as {}, but no transaction that may have committed appended {} to it",
-                    n.txn(reader),
-                    n.key(kf.key),
-                    n.list(seen),
-                    n.val(v)
-                ),
+                proof: Proof::UnappendedValue {
+                    key: kf.key,
+                    reader,
+                    read: seen.to_vec(),
+                    value: v,
+                },
             };
         }
     }
@@ -652,76 +620,50 @@ fn unspellable(h: &History, kf: &KeyFacts, a: u32, b: u32) -> Contradiction {
             );
             txns.sort_unstable();
             txns.dedup();
-            let tail = if failed.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; failed {} appended it too, but a failed append is never visible",
-                    failed
-                        .iter()
-                        .map(|w| n.txn(w.txn))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            };
             return Contradiction {
                 kind: kind.into(),
                 txns,
                 keys: vec![kf.key],
-                explanation: format!(
-                    "{} read key {} as {}, with {} {} time(s), but transactions that may have committed appended it only {} time(s){}",
-                    n.txn(reader),
-                    n.key(kf.key),
-                    n.list(seen),
-                    n.val(v),
-                    need,
-                    have,
-                    tail
-                ),
+                proof: Proof::TooFewAppends {
+                    key: kf.key,
+                    reader,
+                    read: seen.to_vec(),
+                    value: v,
+                    read_times: need,
+                    appended_times: have,
+                    failed: failed.iter().map(|w| w.txn).collect(),
+                },
             };
         }
     }
-    let mut appenders = Vec::new();
+    let mut appends = Vec::new();
     for w in &kf.writers {
         if w.block.iter().any(|v| word.contains(v)) {
             txns.push(w.txn);
-            appenders.push(format!("{} appended {}", n.txn(w.txn), n.list(&w.block)));
+            appends.push((w.txn, w.block.clone()));
         }
     }
-    let whole = if a == 0 {
-        format!(
-            "{} read key {} as {}",
-            n.txn(reader),
-            n.key(kf.key),
-            n.list(seen)
-        )
-    } else {
-        let before = kf
-            .readers
+    // Who read the elements before the ones no sequence spells.
+    let prior = (a > 0).then(|| {
+        kf.readers
             .iter()
             .find(|r| r.cut == a)
             .map(|r| r.txn)
-            .unwrap_or(reader);
-        format!(
-            "{} read key {} as {} and {} read it as {}, so {} was appended in between",
-            n.txn(before),
-            n.key(kf.key),
-            n.list(&kf.list[..a as usize]),
-            n.txn(reader),
-            n.list(seen),
-            n.list(word)
-        )
-    };
+            .unwrap_or(reader)
+    });
     txns.sort_unstable();
     txns.dedup();
     Contradiction {
         kind: AnomalyKind::DuplicateAppendsUnproducibleRead.into(),
         txns,
         keys: vec![kf.key],
-        explanation: format!(
-            "{whole}; but each transaction's appends land together, and no sequence of whole appends spells {}: {}",
-            n.list(word),
-            appenders.join(", ")
-        ),
+        proof: Proof::Unspellable {
+            key: kf.key,
+            prior,
+            reader,
+            read: seen.to_vec(),
+            from: a,
+            appends,
+        },
     }
 }

@@ -17,6 +17,7 @@ use super::{
 use crate::anomaly::AnomalyKind;
 use crate::history::{History, Outcome, TxnId};
 use crate::model::Validity;
+use crate::proof::Reason;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::Instant;
 
@@ -36,29 +37,19 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
                 Validity::False
             };
             let reason = if valid == Validity::Unknown {
-                format!(
-                    "not decided: {} (an internal anomaly, which read-committed allows and the solver does not model)",
-                    c.explanation
-                )
+                Reason::Unmodelled
             } else {
-                c.explanation.clone()
+                Reason::Proof
             };
             let mut v = verdict(level, valid, reason);
-            v.anomaly = Some(c.into());
+            v.anomaly = Some((*c).into());
             return v;
         }
-        Err(problem::Extract::Limit(m)) | Err(problem::Extract::NotListAppend(m)) => {
-            return verdict(level, Validity::Unknown, m)
-        }
+        Err(problem::Extract::Undecided(r)) => return verdict(level, Validity::Unknown, r),
     };
     if limits.witness_first {
         if let Some(mut v) = witness_first(h, &keys) {
-            v.anomaly = internal.map(|c| DupAnomaly {
-                kind: c.kind,
-                txns: c.txns,
-                keys: c.keys,
-                explanation: c.explanation,
-            });
+            v.anomaly = internal.map(DupAnomaly::from);
             return v;
         }
     }
@@ -86,12 +77,7 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
     // A non-repeatable read is no anomaly here, but it rules out the
     // models that forbid internal anomalies: the verdict carries it.
     if let (Some(c), None) = (internal, &v.anomaly) {
-        v.anomaly = Some(DupAnomaly {
-            kind: c.kind,
-            txns: c.txns,
-            keys: c.keys,
-            explanation: c.explanation,
-        });
+        v.anomaly = Some(c.into());
     }
     v
 }
@@ -132,19 +118,12 @@ fn replayed(h: &History, order: Vec<TxnId>) -> DupVerdict {
             let mut v = verdict(
                 level,
                 Validity::True,
-                format!(
-                    "a commit order of {} transactions explains every read",
-                    order.len()
-                ),
+                Reason::CommitOrder { txns: order.len() },
             );
             v.witness = Some(order);
             v
         }
-        Err(e) => verdict(
-            level,
-            Validity::Unknown,
-            format!("internal: the solver's witness does not replay ({e})"),
-        ),
+        Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
     }
 }
 

@@ -4,33 +4,27 @@
 //! verdict is only given with a witness that passes these checks.
 
 use crate::history::{History, KeyId, MopKind, Observed, Outcome, TxnId, ValId};
+use crate::proof::Replay;
 use rustc_hash::FxHashMap;
 
-fn name(h: &History, t: TxnId) -> String {
-    format!("T{}", h.txns[t as usize].index)
-}
-
 /// Each `ok` transaction exactly once, no `fail` one.
-fn check_membership(h: &History, order: &[TxnId]) -> Result<(), String> {
+fn check_membership(h: &History, order: &[TxnId]) -> Result<(), Replay> {
     let mut seen = vec![false; h.txns.len()];
     for &t in order {
         let Some(s) = seen.get_mut(t as usize) else {
-            return Err(format!("unknown transaction id {t}"));
+            return Err(Replay::UnknownTxn(t));
         };
         if *s {
-            return Err(format!("{} appears twice", name(h, t)));
+            return Err(Replay::Twice(t));
         }
         *s = true;
         if h.txns[t as usize].outcome == Outcome::Fail {
-            return Err(format!("{} failed but is in the order", name(h, t)));
+            return Err(Replay::Failed(t));
         }
     }
     for (t, txn) in h.txns.iter().enumerate() {
         if txn.outcome == Outcome::Ok && !seen[t] {
-            return Err(format!(
-                "{} committed but is missing from the order",
-                name(h, t as TxnId)
-            ));
+            return Err(Replay::Missing(t as TxnId));
         }
     }
     Ok(())
@@ -46,7 +40,7 @@ fn observed(h: &History, o: Observed) -> Option<&[ValId]> {
 
 /// Checks that running `order` one transaction at a time produces every
 /// `ok` read; with `strict`, also that the order respects real time.
-pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), String> {
+pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), Replay> {
     check_membership(h, order)?;
     let mut state: FxHashMap<KeyId, Vec<ValId>> = FxHashMap::default();
     for &t in order {
@@ -57,21 +51,15 @@ pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), St
                 (MopKind::Read, o) if ok => {
                     let cur = state.get(&m.key).map(Vec::as_slice).unwrap_or(&[]);
                     if observed(h, o) != Some(cur) {
-                        return Err(format!(
-                            "{} would read key {} as {:?}",
-                            name(h, t),
-                            m.key,
-                            cur
-                        ));
+                        return Err(Replay::WouldRead {
+                            txn: t,
+                            key: m.key,
+                            got: cur.to_vec(),
+                        });
                     }
                 }
                 (MopKind::Read, _) => {}
-                _ => {
-                    return Err(format!(
-                        "{} has a micro-op that is not list-append",
-                        name(h, t)
-                    ))
-                }
+                _ => return Err(Replay::NotListAppend(t)),
             }
         }
     }
@@ -83,11 +71,10 @@ pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), St
             let txn = &h.txns[t as usize];
             if let Some(inv) = txn.invoke_seq {
                 if min_complete < inv && txn.complete_seq.is_some() {
-                    return Err(format!(
-                        "{} is placed before {}, which completed before it began",
-                        name(h, t),
-                        name(h, min_at)
-                    ));
+                    return Err(Replay::BeforeEarlier {
+                        txn: t,
+                        earlier: min_at,
+                    });
                 }
             }
             if txn.outcome == Outcome::Ok {
@@ -108,10 +95,10 @@ pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), St
 /// `commits[i]` started (at most `i`). Reads see that snapshot plus their
 /// own appends; two transactions appending to one key never overlap (the
 /// later one starts after the earlier one commits).
-pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(), String> {
+pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(), Replay> {
     check_membership(h, commits)?;
     if snapshots.len() != commits.len() {
-        return Err("one snapshot point per committed transaction is needed".into());
+        return Err(Replay::SnapshotCount);
     }
     let mut state: FxHashMap<KeyId, Vec<ValId>> = FxHashMap::default();
     // Per key: (commit position, length after it).
@@ -119,7 +106,7 @@ pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(),
     for (j, &t) in commits.iter().enumerate() {
         let sp = snapshots[j];
         if sp as usize > j {
-            return Err(format!("{} starts after it commits", name(h, t)));
+            return Err(Replay::StartsAfterCommit(t));
         }
         let ok = h.txns[t as usize].outcome == Outcome::Ok;
         let mut own: FxHashMap<KeyId, Vec<ValId>> = FxHashMap::default();
@@ -136,32 +123,22 @@ pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(),
                         .unwrap_or_default();
                     view.extend(own.get(&m.key).map(Vec::as_slice).unwrap_or(&[]));
                     if observed(h, o) != Some(view.as_slice()) {
-                        return Err(format!(
-                            "{} would read key {} as {:?}",
-                            name(h, t),
-                            m.key,
-                            view
-                        ));
+                        return Err(Replay::WouldRead {
+                            txn: t,
+                            key: m.key,
+                            got: view,
+                        });
                     }
                 }
                 (MopKind::Read, _) => {}
-                _ => {
-                    return Err(format!(
-                        "{} has a micro-op that is not list-append",
-                        name(h, t)
-                    ))
-                }
+                _ => return Err(Replay::NotListAppend(t)),
             }
         }
         for (k, block) in own {
             let hist = lens.entry(k).or_default();
             if let Some(&(c, _)) = hist.last() {
                 if c >= sp {
-                    return Err(format!(
-                        "{} appends to key {} concurrently with an earlier committer",
-                        name(h, t),
-                        k
-                    ));
+                    return Err(Replay::ConcurrentAppend { txn: t, key: k });
                 }
             }
             let l = state.entry(k).or_default();
@@ -181,7 +158,7 @@ pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(),
 /// wr, both following `order`, close no cycle: no G0, G1c). Reads of one key
 /// in one transaction may see different prefixes (read committed allows
 /// it). `fail` transactions are never in `order` (no G1a).
-pub fn check_read_committed(h: &History, order: &[TxnId]) -> Result<(), String> {
+pub fn check_read_committed(h: &History, order: &[TxnId]) -> Result<(), Replay> {
     check_membership(h, order)?;
     let mut rank = vec![u32::MAX; h.txns.len()];
     for (i, &t) in order.iter().enumerate() {
@@ -211,15 +188,10 @@ pub fn check_read_committed(h: &History, order: &[TxnId]) -> Result<(), String> 
             match (m.kind, m.value) {
                 (MopKind::Append, Observed::Scalar(v)) => own.entry(m.key).or_default().push(v),
                 (MopKind::Read, o) => {
-                    let seen = observed(h, o)
-                        .ok_or_else(|| format!("{} reads a single value", name(h, t)))?;
+                    let seen = observed(h, o).ok_or(Replay::ScalarRead(t))?;
                     let mine = own.get(&m.key).map(Vec::as_slice).unwrap_or(&[]);
                     if !seen.ends_with(mine) {
-                        return Err(format!(
-                            "{} read key {} without its own appends",
-                            name(h, t),
-                            m.key
-                        ));
+                        return Err(Replay::WithoutOwnAppends { txn: t, key: m.key });
                     }
                     let ext = &seen[..seen.len() - mine.len()];
                     if ext.is_empty() {
@@ -227,39 +199,26 @@ pub fn check_read_committed(h: &History, order: &[TxnId]) -> Result<(), String> 
                     }
                     let all = versions.get(&m.key).map(Vec::as_slice).unwrap_or(&[]);
                     if !all.starts_with(ext) {
-                        return Err(format!(
-                            "{} read key {} as {:?}, not a prefix of its versions {:?}",
-                            name(h, t),
-                            m.key,
-                            ext,
-                            all
-                        ));
+                        return Err(Replay::NotPrefix {
+                            txn: t,
+                            key: m.key,
+                            read: ext.to_vec(),
+                            versions: all.to_vec(),
+                        });
                     }
                     match ends.get(&(m.key, ext.len() as u32)) {
                         Some(&w) if rank[w as usize] < rank[t as usize] => {}
                         Some(&w) => {
-                            return Err(format!(
-                                "{} read key {} up to {}'s block, which commits later",
-                                name(h, t),
-                                m.key,
-                                name(h, w)
-                            ))
+                            return Err(Replay::ReadsLaterBlock {
+                                txn: t,
+                                key: m.key,
+                                writer: w,
+                            })
                         }
-                        None => {
-                            return Err(format!(
-                                "{} read key {} up to the middle of a block",
-                                name(h, t),
-                                m.key
-                            ))
-                        }
+                        None => return Err(Replay::MidBlock { txn: t, key: m.key }),
                     }
                 }
-                _ => {
-                    return Err(format!(
-                        "{} has a micro-op that is not list-append",
-                        name(h, t)
-                    ))
-                }
+                _ => return Err(Replay::NotListAppend(t)),
             }
         }
     }

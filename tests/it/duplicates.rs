@@ -4,12 +4,18 @@
 // The duplicate-value history generator shared by tests and benchmarks.
 #[allow(dead_code)]
 use isolde::check::{check_history, render_report, CheckOptions};
+use isolde::explain::proof::{reason, render};
 use isolde::history::read::read_history;
 use isolde::history::History;
 use isolde::model::Validity;
 use isolde::solver::{
-    check_duplicates, check_levels, has_duplicate_appends, witness, Level, Limits,
+    check_duplicates, check_levels, has_duplicate_appends, witness, DupVerdict, Level, Limits,
 };
+
+/// A verdict's reason, in words.
+fn why(h: &History, v: &DupVerdict) -> String {
+    reason(h, &v.reason, v.proof())
+}
 
 fn hist(edn: &str) -> History {
     read_history(edn.as_bytes(), "test", None).expect("history parses")
@@ -70,7 +76,7 @@ fn fig_1b_is_serializable() {
     ]);
     assert!(has_duplicate_appends(&h));
     let v = check_duplicates(&h, Level::Serializable, &lim());
-    assert_eq!(v.valid, Validity::True, "{}", v.reason);
+    assert_eq!(v.valid, Validity::True, "{}", why(&h, &v));
     let w = v.witness.expect("a valid verdict carries a witness");
     let idx: Vec<i64> = w.iter().map(|&t| h.txns[t as usize].index).collect();
     assert_eq!(idx, vec![3, 4, 5], "T1, T2, then T3");
@@ -91,12 +97,9 @@ fn fig_1d_is_not_serializable() {
         assert_eq!(v.valid, Validity::False, "{l:?}");
         let a = v.anomaly.expect("an invalid verdict names its anomaly");
         assert_eq!(a.kind.name(), "duplicate-appends-unproducible-read");
-        assert!(a.explanation.contains("[1 1 1]"), "{}", a.explanation);
-        assert!(
-            a.explanation.contains("appended [1 1]"),
-            "{}",
-            a.explanation
-        );
+        let text = render(&h, &a.proof);
+        assert!(text.contains("[1 1 1]"), "{text}");
+        assert!(text.contains("appended [1 1]"), "{text}");
     }
 }
 
@@ -109,7 +112,7 @@ fn unique_histories_are_decided_without_search() {
     ]);
     assert!(!has_duplicate_appends(&h));
     let v = check_duplicates(&h, Level::StrictSerializable, &lim());
-    assert_eq!(v.valid, Validity::True, "{}", v.reason);
+    assert_eq!(v.valid, Validity::True, "{}", why(&h, &v));
     assert_eq!(v.stats.open_vars, 0);
 }
 
@@ -212,7 +215,7 @@ fn strict_serializability_adds_real_time() {
     assert_eq!(verdict(&h, Level::Serializable), Validity::True);
     let v = check_duplicates(&h, Level::StrictSerializable, &lim());
     assert_eq!(v.valid, Validity::False);
-    assert!(v.anomaly.unwrap().explanation.contains("completed before"));
+    assert!(render(&h, &v.anomaly.unwrap().proof).contains("completed before"));
 }
 
 #[test]
@@ -264,7 +267,7 @@ fn a_transaction_that_read_then_appended_starts_right_after_its_read() {
         ("ok", "[[:r :x [1 1 2]]]"),
     ]);
     let v = check_duplicates(&h, Level::Serializable, &lim());
-    assert_eq!(v.valid, Validity::True, "{}", v.reason);
+    assert_eq!(v.valid, Validity::True, "{}", why(&h, &v));
     // Two transactions that both read [1] and appended cannot both be seen.
     let h = concurrent(&[
         ("ok", "[[:append :x 1]]"),
@@ -290,7 +293,7 @@ fn mixed_blocks_with_several_placements_are_searched() {
         ("ok", "[[:r :x [1 2 1 2 2 1]]]"),
     ]);
     let v = check_duplicates(&h, Level::Serializable, &lim());
-    assert_eq!(v.valid, Validity::True, "{}", v.reason);
+    assert_eq!(v.valid, Validity::True, "{}", why(&h, &v));
     // Four 1s and four 2s, but only three of each were appended.
     let h = concurrent(&[
         ("ok", "[[:append :x 1] [:append :x 2]]"),
@@ -371,7 +374,7 @@ fn a_register_history_is_not_decided() {
     let h = concurrent(&[("ok", "[[:w :x 1]]")]);
     let v = check_duplicates(&h, Level::Serializable, &lim());
     assert_eq!(v.valid, Validity::Unknown);
-    assert!(v.reason.contains("register"));
+    assert!(why(&h, &v).contains("register"));
 }
 
 #[test]
@@ -393,7 +396,7 @@ fn a_limit_gives_unknown_not_a_guess() {
         },
     );
     assert_eq!(v.valid, Validity::Unknown);
-    assert!(v.reason.contains("limit"), "{}", v.reason);
+    assert!(why(&h, &v).contains("limit"), "{}", why(&h, &v));
 }
 
 #[test]
@@ -475,11 +478,8 @@ fn forced_cycles_are_explained_step_by_step() {
     let a = check_duplicates(&h, Level::Serializable, &lim())
         .anomaly
         .unwrap();
-    assert!(
-        a.explanation.contains("read key :x as [], which misses"),
-        "{}",
-        a.explanation
-    );
-    assert!(a.explanation.contains("a cycle."), "{}", a.explanation);
+    let text = render(&h, &a.proof);
+    assert!(text.contains("read key :x as [], which misses"), "{text}");
+    assert!(text.contains("a cycle."), "{text}");
     assert_eq!(a.txns.len(), 2);
 }

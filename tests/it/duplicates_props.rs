@@ -15,6 +15,7 @@
 use crate::support::duplicates_gen;
 
 use duplicates_gen::{generate, Db, Params};
+use isolde::explain::proof::{reason, render};
 use isolde::history::read::read_history;
 use isolde::history::{History, KeyId, MopKind, Observed, Outcome, TxnId, ValId};
 use isolde::model::Validity;
@@ -320,15 +321,18 @@ fn run_gen(level: Level, cases: u64, seed0: u64, limits: &Limits, strip: bool) {
         let got = match v.valid {
             Validity::True => true,
             Validity::False => false,
-            Validity::Unknown => panic!("case {case}: unknown ({}) on\n{edn}", v.reason),
+            Validity::Unknown => panic!(
+                "case {case}: unknown ({}) on\n{edn}",
+                reason(&h, &v.reason, v.proof())
+            ),
         };
         if got != expect {
             panic!(
                 "case {case} ({:?}, {:?}): checker says {got}, oracle says {expect}: {}\n{:?}\n{edn}",
                 level,
                 p.db,
-                v.reason,
-                v.anomaly.map(|a| a.explanation)
+                reason(&h, &v.reason, v.proof()),
+                v.anomaly.map(|a| render(&h, &a.proof))
             );
         }
         if got {
@@ -336,7 +340,7 @@ fn run_gen(level: Level, cases: u64, seed0: u64, limits: &Limits, strip: bool) {
             valid += 1;
         } else {
             let a = v.anomaly.expect("invalid verdicts name an anomaly");
-            assert!(!a.explanation.is_empty());
+            assert!(!render(&h, &a.proof).is_empty());
             invalid += 1;
         }
     }

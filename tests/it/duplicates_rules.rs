@@ -6,6 +6,7 @@
 use crate::support::duplicates_gen;
 
 use duplicates_gen::{generate, generate_with_truth, Db, Params};
+use isolde::explain::proof::reason;
 use isolde::history::read::read_history;
 use isolde::history::{History, TxnId};
 use isolde::model::Validity;
@@ -456,7 +457,7 @@ fn session_intervals_find_witnesses_without_invocations() {
                 v.valid,
                 Validity::True,
                 "seed {seed} {level:?}: {}",
-                v.reason
+                reason(&h, &v.reason, v.proof())
             );
         }
     }
@@ -483,7 +484,12 @@ fn session_intervals_never_constrain_a_history_without_invocations() {
         Level::SnapshotIsolation,
     ] {
         let v = check_duplicates(&h, level, &Limits::default());
-        assert_eq!(v.valid, Validity::True, "{level:?}: {}", v.reason);
+        assert_eq!(
+            v.valid,
+            Validity::True,
+            "{level:?}: {}",
+            reason(&h, &v.reason, v.proof())
+        );
         witness::check_serial(&h, v.witness.as_ref().expect("a witness"), false)
             .or_else(|_| {
                 witness::check_si(

@@ -11,6 +11,7 @@
 use crate::support::oracle::register as oracle;
 
 use isolde::check::{check_history, CheckOptions, Validity, Workload};
+use isolde::explain::proof::reason;
 use isolde::history::read::read_history;
 use isolde::history::History;
 use isolde::solver::register;
@@ -70,7 +71,7 @@ fn agrees(s: &Spec, seen_all: &Seen) -> Result<(), TestCaseError> {
             Validity::Unknown,
             "{:?}: unknown ({})\n{}",
             level,
-            v.reason,
+            reason(&h, &v.reason, v.proof()),
             edn
         );
         prop_assert_eq!(
@@ -79,7 +80,7 @@ fn agrees(s: &Spec, seen_all: &Seen) -> Result<(), TestCaseError> {
             "{:?}: solver says {:?} ({}), oracle {}\n{}",
             level,
             v.valid,
-            v.reason,
+            reason(&h, &v.reason, v.proof()),
             want,
             edn
         );

@@ -6,6 +6,7 @@
 
 use crate::anomaly::AnomalyKind;
 use crate::history::{Datum, History, KeyId, MopKind, Observed, Outcome, TxnId};
+use crate::proof::{BadSource, Proof};
 use rustc_hash::FxHashMap;
 
 /// A register version: a value id, or [`NIL`] (never written, or `nil`).
@@ -38,10 +39,6 @@ pub struct Facts {
     pub reads: Vec<Read>,
 }
 
-fn name(h: &History, t: TxnId) -> String {
-    format!("T{}", h.txns[t as usize].index)
-}
-
 /// The version a read returned; a list is looked up as one value.
 fn read_ver(h: &History, o: Observed) -> Option<Ver> {
     match o {
@@ -62,12 +59,9 @@ fn write_ver(o: Observed) -> Ver {
     }
 }
 
-fn show(h: &History, v: Ver) -> String {
-    if v == NIL {
-        "nil".to_string()
-    } else {
-        h.values.datum(v).to_string()
-    }
+/// A version as a proof names it: `None` for `nil`.
+fn value(v: Ver) -> Option<u32> {
+    (v != NIL).then_some(v)
 }
 
 /// True when some key is written the same value more than once (by any
@@ -82,7 +76,7 @@ pub fn has_repeated_values(h: &History) -> bool {
 }
 
 /// Extracts the facts, or the first contradiction found.
-pub fn extract(h: &History) -> Result<Facts, Contradiction> {
+pub fn extract(h: &History) -> Result<Facts, Box<Contradiction>> {
     let nk = h.keys.len();
     let mut writers: Vec<Vec<(TxnId, Ver)>> = vec![Vec::new(); nk];
     let mut writes_of: Vec<Vec<(KeyId, Ver)>> = vec![Vec::new(); h.txns.len()];
@@ -111,36 +105,27 @@ pub fn extract(h: &History) -> Result<Facts, Contradiction> {
                 }
                 MopKind::Read if ok => {
                     let Some(v) = read_ver(h, m.value) else {
-                        return Err(Contradiction {
+                        return Err(Box::new(Contradiction {
                             kind: AnomalyKind::GarbageRead.into(),
                             txns: vec![t],
                             keys: vec![m.key],
-                            explanation: format!(
-                                "{} read a value of {} that no transaction wrote",
-                                name(h, t),
-                                h.keys.datum(m.key)
-                            ),
-                        });
+                            proof: Proof::UnwrittenValue { txn: t, key: m.key },
+                        }));
                     };
                     match cur.get(&m.key) {
                         Some(&(seen, own)) if seen != v => {
-                            let what = if own {
-                                "its own write of"
-                            } else {
-                                "its earlier read of"
-                            };
-                            return Err(Contradiction {
+                            return Err(Box::new(Contradiction {
                                 kind: AnomalyKind::Internal.into(),
                                 txns: vec![t],
                                 keys: vec![m.key],
-                                explanation: format!(
-                                    "{} read {} = {} after {what} {}: a transaction sees its own writes and a fixed state",
-                                    name(h, t),
-                                    h.keys.datum(m.key),
-                                    show(h, v),
-                                    show(h, seen)
-                                ),
-                            });
+                                proof: Proof::RegisterInternal {
+                                    txn: t,
+                                    key: m.key,
+                                    read: value(v),
+                                    before: value(seen),
+                                    own,
+                                },
+                            }));
                         }
                         Some(_) => {}
                         None => {
@@ -184,39 +169,26 @@ pub fn extract(h: &History) -> Result<Facts, Contradiction> {
             cands.insert(0, INIT);
         }
         if cands.is_empty() {
-            let key = h.keys.datum(k);
-            let val = show(h, v);
-            let (kind, txns, why) = if let Some(&w) = aborted.get(&(k, v)) {
-                (
-                    AnomalyKind::G1a,
-                    vec![w, t],
-                    format!("{} wrote it and failed", name(h, w)),
-                )
+            let (kind, txns, source) = if let Some(&w) = aborted.get(&(k, v)) {
+                (AnomalyKind::G1a, vec![w, t], BadSource::Failed(w))
             } else if let Some(&w) = intermediate.get(&(k, v)) {
-                (
-                    AnomalyKind::G1b,
-                    vec![w, t],
-                    format!("{} wrote it and then overwrote it", name(h, w)),
-                )
+                (AnomalyKind::G1b, vec![w, t], BadSource::Overwritten(w))
             } else if by_ver.contains_key(&(k, v)) {
-                (
-                    AnomalyKind::FutureRead,
-                    vec![t],
-                    "only it writes that value, later".to_string(),
-                )
+                (AnomalyKind::FutureRead, vec![t], BadSource::Later)
             } else {
-                (
-                    AnomalyKind::GarbageRead,
-                    vec![t],
-                    "no transaction wrote it".to_string(),
-                )
+                (AnomalyKind::GarbageRead, vec![t], BadSource::Nobody)
             };
-            return Err(Contradiction {
+            return Err(Box::new(Contradiction {
                 kind: kind.into(),
                 txns,
                 keys: vec![k],
-                explanation: format!("{} read {key} = {val}, but {why}", name(h, t)),
-            });
+                proof: Proof::RegisterBadRead {
+                    txn: t,
+                    key: k,
+                    value: value(v),
+                    source,
+                },
+            }));
         }
         reads.push(Read {
             txn: t,

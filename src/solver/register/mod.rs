@@ -44,7 +44,8 @@ use crate::anomaly::AnomalyKind;
 use crate::graph::{BaseClass, CycleClass, Rels, Variant};
 use crate::history::{History, KeyId, TxnId};
 use crate::model::Validity;
-use search::{Found, Search, Why};
+use crate::proof::{Proof, Reason, RegisterStep, RegisterWhy};
+use search::{Found, Search};
 use std::time::Instant;
 
 /// Decides `level` for a register history.
@@ -86,8 +87,8 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
     let facts = match facts::extract(h) {
         Ok(f) => f,
         Err(c) => {
-            let mut v = verdict(level, Validity::False, c.explanation.clone());
-            v.anomaly = Some(c.into());
+            let mut v = verdict(level, Validity::False, Reason::Proof);
+            v.anomaly = Some((*c).into());
             return v;
         }
     };
@@ -105,27 +106,21 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
                     let mut v = verdict(
                         level,
                         Validity::True,
-                        format!(
-                            "an order of {} committed transactions explains every read ({rounds} round{})",
-                            order.len(),
-                            if rounds == 1 { "" } else { "s" }
-                        ),
+                        Reason::SerialOrder {
+                            txns: order.len(),
+                            rounds: Some(rounds),
+                        },
                     );
                     v.witness = Some(order);
                     v.snapshots = snapshots;
                     v
                 }
-                Err(e) => verdict(
-                    level,
-                    Validity::Unknown,
-                    format!("internal: the solver's witness does not replay ({e})"),
-                ),
+                Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
             }
         }
         Found::Invalid { cycle, forced } => {
-            let a = explain(h, level, &cycle, forced);
-            let mut v = verdict(level, Validity::False, a.explanation.clone());
-            v.anomaly = Some(a);
+            let mut v = verdict(level, Validity::False, Reason::Proof);
+            v.anomaly = Some(finding(level, cycle, forced));
             v
         }
         Found::Unknown(m) => verdict(level, Validity::Unknown, m),
@@ -135,82 +130,59 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
 /// Elle's name for a cycle of these steps, from the one classifier
 /// ([`crate::graph::classify`]: adjacency of anti-dependencies included);
 /// an SI cycle's start-to-commit steps carry no relation.
-fn classify(cycle: &[(TxnId, TxnId, Why)]) -> CycleClass {
+fn classify(cycle: &[RegisterStep]) -> CycleClass {
     let steps: Vec<Rels> = cycle
         .iter()
-        .filter_map(|e| match e.2 {
-            Why::Wr { .. } => Some(Rels::WR),
-            Why::Ww { .. } => Some(Rels::WW),
-            Why::Rw { .. } => Some(Rels::RW),
-            Why::Realtime => Some(Rels::REALTIME),
-            Why::Span => None,
+        .filter_map(|e| match e.why {
+            RegisterWhy::Wr { .. } => Some(Rels::WR),
+            RegisterWhy::Ww { .. } => Some(Rels::WW),
+            RegisterWhy::Rw { .. } => Some(Rels::RW),
+            RegisterWhy::Realtime => Some(Rels::REALTIME),
+            RegisterWhy::Span => None,
         })
         .collect();
     crate::graph::classify(&steps).unwrap_or_else(|| CycleClass::new(BaseClass::G0, Variant::Plain))
 }
 
-fn step(h: &History, a: TxnId, b: TxnId, why: Why) -> String {
-    let n = |t: TxnId| format!("T{}", h.txns[t as usize].index);
-    let k = |k: KeyId| h.keys.datum(k).to_string();
-    match why {
-        Why::Wr { key } => format!("{} read {}'s write of {}", n(b), n(a), k(key)),
-        Why::Ww { key } => format!("{}'s write of {} comes before {}'s", n(a), k(key), n(b)),
-        Why::Rw { key } => format!(
-            "{} read a version of {} that {} overwrote",
-            n(a),
-            k(key),
-            n(b)
-        ),
-        Why::Realtime => format!("{} completed before {} was invoked", n(a), n(b)),
-        Why::Span => format!("{} started before it committed", n(a)),
-    }
-}
-
-fn explain(h: &History, level: Level, cycle: &[(TxnId, TxnId, Why)], forced: bool) -> DupAnomaly {
-    let mut txns: Vec<TxnId> = cycle.iter().map(|e| e.0).collect();
+/// The finding for a cycle the search ended with: `forced` (no choice
+/// avoids it) or one that every choice's cycles exemplify.
+fn finding(level: Level, cycle: Vec<RegisterStep>, forced: bool) -> DupAnomaly {
+    let mut txns: Vec<TxnId> = cycle.iter().map(|e| e.from).collect();
     let mut keys: Vec<KeyId> = cycle
         .iter()
-        .filter_map(|e| match e.2 {
-            Why::Wr { key } | Why::Ww { key } | Why::Rw { key } => Some(key),
+        .filter_map(|e| match e.why {
+            RegisterWhy::Wr { key } | RegisterWhy::Ww { key } | RegisterWhy::Rw { key } => {
+                Some(key)
+            }
             _ => None,
         })
         .collect();
     keys.sort_unstable();
     keys.dedup();
-    let steps: Vec<String> = cycle.iter().map(|&(a, b, w)| step(h, a, b, w)).collect();
-    let kind = if forced {
-        DupKind::Cycle(classify(cycle))
+    txns.dedup();
+    let (kind, proof) = if forced {
+        (
+            DupKind::Cycle(classify(&cycle)),
+            Proof::RegisterCycle { steps: cycle },
+        )
     } else {
-        match level {
+        let kind = match level {
             Level::SnapshotIsolation => AnomalyKind::RegisterNotSnapshotIsolated.into(),
             _ => AnomalyKind::RegisterUnserializable.into(),
-        }
-    };
-    let head = if forced {
-        "a cycle that no choice of version order avoids".to_string()
-    } else {
-        format!(
-            "no version order, choice of written values and set of committed info transactions admits a {} execution; every choice closes a cycle, such as",
-            level.name()
+        };
+        (
+            kind,
+            Proof::RegisterChoices {
+                level,
+                steps: cycle,
+            },
         )
     };
-    let explanation = if steps.is_empty() {
-        format!("{head} (the constraints conflict directly)")
-    } else {
-        let mut s = format!("{head}: ");
-        s.push_str(&steps.join(", then "));
-        s.push_str(&format!(
-            ", then back to T{}",
-            h.txns[cycle[0].0 as usize].index
-        ));
-        s
-    };
-    txns.dedup();
     DupAnomaly {
         kind,
         txns,
         keys,
-        explanation,
+        proof,
     }
 }
 
@@ -224,25 +196,33 @@ mod tests {
     /// skipped.
     #[test]
     fn forced_cycles_are_named_like_inference_names_them() {
-        let (ww, wr, rw) = (Why::Ww { key: 2 }, Why::Wr { key: 0 }, Why::Rw { key: 1 });
-        let name = |whys: &[Why]| {
-            let cycle: Vec<(TxnId, TxnId, Why)> = whys
+        let (ww, wr, rw) = (
+            RegisterWhy::Ww { key: 2 },
+            RegisterWhy::Wr { key: 0 },
+            RegisterWhy::Rw { key: 1 },
+        );
+        let name = |whys: &[RegisterWhy]| {
+            let cycle: Vec<RegisterStep> = whys
                 .iter()
                 .enumerate()
-                .map(|(i, &w)| (i as TxnId, ((i + 1) % whys.len()) as TxnId, w))
+                .map(|(i, &why)| RegisterStep {
+                    from: i as TxnId,
+                    to: ((i + 1) % whys.len()) as TxnId,
+                    why,
+                })
                 .collect();
             classify(&cycle).name()
         };
         assert_eq!(name(&[ww, ww]), "G0");
         assert_eq!(name(&[wr, wr]), "G1c");
         assert_eq!(name(&[ww, wr]), "G1c");
-        assert_eq!(name(&[wr, Why::Realtime]), "G1c-realtime");
+        assert_eq!(name(&[wr, RegisterWhy::Realtime]), "G1c-realtime");
         assert_eq!(name(&[wr, rw]), "G-single-item");
-        assert_eq!(name(&[rw, Why::Span, wr]), "G-single-item");
-        assert_eq!(name(&[rw, Why::Realtime]), "G-single-item-realtime");
+        assert_eq!(name(&[rw, RegisterWhy::Span, wr]), "G-single-item");
+        assert_eq!(name(&[rw, RegisterWhy::Realtime]), "G-single-item-realtime");
         // Two anti-dependencies in a two-step cycle are adjacent.
         assert_eq!(name(&[rw, rw]), "G2-item");
-        assert_eq!(name(&[rw, rw, Why::Realtime]), "G2-item-realtime");
+        assert_eq!(name(&[rw, rw, RegisterWhy::Realtime]), "G2-item-realtime");
         assert_eq!(name(&[rw, wr, rw, wr]), "G-nonadjacent-item");
     }
 }

@@ -16,7 +16,8 @@ use super::super::dag::{self, FORCED};
 use super::super::solve::theory::{Acyclic, Deadline};
 use super::super::{Level, Limits};
 use super::facts::{Facts, INIT, NIL};
-use crate::history::{History, KeyId, Outcome, TxnId};
+use crate::history::{History, Outcome, TxnId};
+use crate::proof::{Internal, Reason, RegisterStep, RegisterWhy};
 use batsat::{lbool, Lit, SolverInterface};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::time::Instant;
@@ -32,21 +33,6 @@ struct Inc {
     clauses: usize,
 }
 
-/// Why an order edge holds: for explanations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Why {
-    /// The reader saw the writer's version of `key`.
-    Wr { key: KeyId },
-    /// Two writers of `key`, the first version before the second.
-    Ww { key: KeyId },
-    /// The reader saw a version of `key` older than the writer's.
-    Rw { key: KeyId },
-    /// The first completed before the second was invoked.
-    Realtime,
-    /// A transaction starts before it commits (snapshot isolation).
-    Span,
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Var {
     Committed,
@@ -58,7 +44,7 @@ enum Var {
     Edge {
         from: u32,
         to: u32,
-        why: Why,
+        why: RegisterWhy,
     },
 }
 
@@ -70,13 +56,13 @@ pub enum Found {
         order: Vec<TxnId>,
         snapshots: Option<Vec<u32>>,
     },
-    /// The cycle (edges between transactions, with why) and whether no
-    /// choice was involved at all.
+    /// The cycle (steps between transactions, each with why) and whether
+    /// no choice was involved at all.
     Invalid {
-        cycle: Vec<(TxnId, TxnId, Why)>,
+        cycle: Vec<RegisterStep>,
         forced: bool,
     },
-    Unknown(String),
+    Unknown(Reason),
 }
 
 pub struct Search<'a> {
@@ -87,7 +73,7 @@ pub struct Search<'a> {
     start: Instant,
     si: bool,
     n_nodes: u32,
-    forced: Vec<(u32, u32, Why)>,
+    forced: Vec<(u32, u32, RegisterWhy)>,
     vars: Vec<Var>,
     edge_var: FxHashMap<(u32, u32), u32>,
     clauses: Vec<Vec<(u32, bool)>>,
@@ -139,7 +125,8 @@ impl<'a> Search<'a> {
                 s.committed[t] = s.new_var(Var::Committed);
             }
             if si {
-                s.forced.push((2 * t as u32, 2 * t as u32 + 1, Why::Span));
+                s.forced
+                    .push((2 * t as u32, 2 * t as u32 + 1, RegisterWhy::Span));
             }
         }
         for (i, r) in facts.reads.iter().enumerate() {
@@ -148,7 +135,7 @@ impl<'a> Search<'a> {
                 let w = r.cands[0];
                 if w != INIT {
                     let (a, b) = s.wr_edge(w, r.txn);
-                    s.forced.push((a, b, Why::Wr { key: r.key }));
+                    s.forced.push((a, b, RegisterWhy::Wr { key: r.key }));
                     if s.committed[w as usize] != NONE {
                         s.clauses.push(vec![(s.committed[w as usize], true)]);
                     }
@@ -242,10 +229,11 @@ impl<'a> Search<'a> {
         let base = self.n_nodes;
         self.n_nodes += done.len() as u32;
         for (i, &(_, t)) in done.iter().enumerate() {
-            self.forced.push((t, base + i as u32, Why::Realtime));
+            self.forced
+                .push((t, base + i as u32, RegisterWhy::Realtime));
             if i > 0 {
                 self.forced
-                    .push((base + i as u32 - 1, base + i as u32, Why::Realtime));
+                    .push((base + i as u32 - 1, base + i as u32, RegisterWhy::Realtime));
             }
         }
         for (u, txn) in h.txns.iter().enumerate() {
@@ -256,13 +244,13 @@ impl<'a> Search<'a> {
             let before = done.partition_point(|&(c, _)| c < inv);
             if before > 0 {
                 self.forced
-                    .push((base + before as u32 - 1, u as u32, Why::Realtime));
+                    .push((base + before as u32 - 1, u as u32, RegisterWhy::Realtime));
             }
         }
     }
 
     /// The variable whose truth adds `from → to`.
-    fn edge(&mut self, from: u32, to: u32, why: Why) -> u32 {
+    fn edge(&mut self, from: u32, to: u32, why: RegisterWhy) -> u32 {
         if let Some(&v) = self.edge_var.get(&(from, to)) {
             return v;
         }
@@ -321,7 +309,7 @@ impl<'a> Search<'a> {
                 Err(f) => return f,
             }
             let Some(nodes) = self.replay_order() else {
-                return Found::Unknown("internal: the solver's choice left a cycle".into());
+                return Found::Unknown(Reason::Internal(Internal::ChoiceLeftCycle));
             };
             let asked_before = self.clauses.len();
             let result = if self.si {
@@ -333,15 +321,14 @@ impl<'a> Search<'a> {
                 return found;
             }
             if self.clauses.len() == asked_before {
-                return Found::Unknown(
-                    "internal: a replay failed without naming a constraint".into(),
-                );
+                return Found::Unknown(Reason::Internal(Internal::ReplayNamedNothing));
             }
             if self.start.elapsed().as_millis() as u64 >= self.limits.time_ms {
-                return Found::Unknown(format!(
-                    "search stopped at the time limit ({} ms) after {} rounds, without an answer",
-                    self.limits.time_ms, self.rounds
-                ));
+                return Found::Unknown(Reason::TimeInSearch {
+                    ms: self.limits.time_ms,
+                    rounds: Some(self.rounds),
+                    conflicts: None,
+                });
             }
         }
     }
@@ -429,12 +416,11 @@ impl<'a> Search<'a> {
             let cycles = std::mem::take(&mut inc.th.cycles);
             Err(self.unsat(&cycles))
         } else {
-            Err(Found::Unknown(format!(
-                "search stopped at the time limit ({} ms) after {} rounds and {} conflicts, without an answer",
-                self.limits.time_ms,
-                self.rounds,
-                inc.sat.num_conflicts()
-            )))
+            Err(Found::Unknown(Reason::TimeInSearch {
+                ms: self.limits.time_ms,
+                rounds: Some(self.rounds),
+                conflicts: Some(inc.sat.num_conflicts()),
+            }))
         };
         self.inc = Some(inc);
         out
@@ -584,7 +570,7 @@ impl<'a> Search<'a> {
                     c.push((self.committed[t as usize], false));
                 }
             }
-            let why = Why::Ww { key: k };
+            let why = RegisterWhy::Ww { key: k };
             let e1 = self.edge(self.commit_node(a), self.start_node(b), why);
             let e2 = self.edge(self.commit_node(b), self.start_node(a), why);
             c.push((e1, true));
@@ -613,44 +599,48 @@ impl<'a> Search<'a> {
             c.push((self.committed[by as usize], false));
         }
         if w != INIT {
-            let e = self.edge(self.commit_node(by), self.commit_node(w), Why::Ww { key });
+            let e = self.edge(
+                self.commit_node(by),
+                self.commit_node(w),
+                RegisterWhy::Ww { key },
+            );
             c.push((e, true));
         }
         let e = self.edge(
             self.start_node(reader),
             self.commit_node(by),
-            Why::Rw { key },
+            RegisterWhy::Rw { key },
         );
         c.push((e, true));
         self.clauses.push(c);
     }
 
-    fn why_of(&self, a: u32, b: u32, tag: u32) -> Why {
+    fn why_of(&self, a: u32, b: u32, tag: u32) -> RegisterWhy {
         if tag == FORCED {
             return self
                 .forced
                 .iter()
                 .find(|e| e.0 == a && e.1 == b)
-                .map_or(Why::Realtime, |e| e.2);
+                .map_or(RegisterWhy::Realtime, |e| e.2);
         }
         match self.vars[tag as usize] {
-            Var::Saw { read, .. } => Why::Wr {
+            Var::Saw { read, .. } => RegisterWhy::Wr {
                 key: self.facts.reads[read as usize].key,
             },
             Var::Edge { why, .. } => why,
-            Var::Committed => Why::Realtime,
+            Var::Committed => RegisterWhy::Realtime,
         }
     }
 
     /// A cycle as transaction steps: barrier nodes and start/commit halves
     /// folded into the transactions they stand for.
-    fn fold(&self, cyc: &[(u32, u32, u32)]) -> Vec<(TxnId, TxnId, Why)> {
+    fn fold(&self, cyc: &[(u32, u32, u32)]) -> Vec<RegisterStep> {
         let n = self.h.txns.len() as u32;
-        let mut out: Vec<(TxnId, TxnId, Why)> = Vec::new();
+        let mut out: Vec<RegisterStep> = Vec::new();
         let mut pending: Option<TxnId> = None;
         for &(a, b, tag) in cyc {
             let why = self.why_of(a, b, tag);
-            if why == Why::Span {
+            if why == RegisterWhy::Span {
                 continue;
             }
             let ta = self.txn_of(a);
@@ -663,14 +653,14 @@ impl<'a> Search<'a> {
                 }
                 continue;
             }
-            out.push((from, tb, why));
+            out.push(RegisterStep { from, to: tb, why });
             pending = None;
         }
         // A cycle that starts inside the barrier chain: its first step's
         // source is the last transaction that entered.
         if let (Some(p), Some(first)) = (pending, out.first_mut()) {
-            if first.0 >= n {
-                first.0 = p;
+            if first.from >= n {
+                first.from = p;
             }
         }
         out
@@ -679,7 +669,7 @@ impl<'a> Search<'a> {
     fn forced_cycle(&self) -> Found {
         let edges: Vec<(u32, u32)> = self.forced.iter().map(|e| (e.0, e.1)).collect();
         match dag::topo_order_or_short_cycle(self.n_nodes as usize, &edges, 8) {
-            Ok(_) => Found::Unknown("internal: forced graph reported cyclic".into()),
+            Ok(_) => Found::Unknown(Reason::Internal(Internal::ForcedGraphAcyclic)),
             Err(idx) => {
                 let cyc: Vec<(u32, u32, u32)> = idx
                     .iter()

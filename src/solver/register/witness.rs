@@ -7,11 +7,8 @@
 
 use super::facts::NIL;
 use crate::history::{Datum, History, KeyId, MopKind, Observed, Outcome, TxnId};
+use crate::proof::Replay;
 use rustc_hash::FxHashMap;
-
-fn name(h: &History, t: TxnId) -> String {
-    format!("T{}", h.txns[t as usize].index)
-}
 
 fn read_ver(h: &History, o: Observed) -> Option<u32> {
     match o {
@@ -25,37 +22,34 @@ fn read_ver(h: &History, o: Observed) -> Option<u32> {
     }
 }
 
-fn membership(h: &History, order: &[TxnId]) -> Result<(), String> {
+fn membership(h: &History, order: &[TxnId]) -> Result<(), Replay> {
     let mut seen = vec![false; h.txns.len()];
     for &t in order {
         let Some(s) = seen.get_mut(t as usize) else {
-            return Err(format!("unknown transaction id {t}"));
+            return Err(Replay::UnknownTxn(t));
         };
         if *s {
-            return Err(format!("{} appears twice", name(h, t)));
+            return Err(Replay::Twice(t));
         }
         *s = true;
         if h.txns[t as usize].outcome == Outcome::Fail {
-            return Err(format!("{} failed but is in the order", name(h, t)));
+            return Err(Replay::Failed(t));
         }
     }
     match (0..h.txns.len()).find(|&t| h.txns[t].outcome == Outcome::Ok && !seen[t]) {
-        Some(t) => Err(format!("{} committed but is missing", name(h, t as TxnId))),
+        Some(t) => Err(Replay::RegisterMissing(t as TxnId)),
         None => Ok(()),
     }
 }
 
 /// No transaction placed after one that it completed before (in real time).
-fn realtime(h: &History, order: &[TxnId]) -> Result<(), String> {
+fn realtime(h: &History, order: &[TxnId]) -> Result<(), Replay> {
     let mut min_done = u64::MAX;
     for &t in order.iter().rev() {
         let txn = &h.txns[t as usize];
         if let Some(inv) = txn.invoke_seq {
             if min_done < inv {
-                return Err(format!(
-                    "{} comes before a transaction that completed before it was invoked",
-                    name(h, t)
-                ));
+                return Err(Replay::RegisterBeforeEarlier(t));
             }
         }
         if txn.outcome == Outcome::Ok {
@@ -73,7 +67,7 @@ fn run_txn(
     h: &History,
     t: TxnId,
     base: impl Fn(KeyId) -> u32,
-) -> Result<Vec<(KeyId, u32)>, String> {
+) -> Result<Vec<(KeyId, u32)>, Replay> {
     let mut own: FxHashMap<KeyId, u32> = FxHashMap::default();
     let ok = h.txns[t as usize].outcome == Outcome::Ok;
     for m in h.mops(t) {
@@ -88,11 +82,7 @@ fn run_txn(
             MopKind::Read if ok => {
                 let want = own.get(&m.key).copied().unwrap_or_else(|| base(m.key));
                 if read_ver(h, m.value) != Some(want) {
-                    return Err(format!(
-                        "{} reads {} differently in the witness",
-                        name(h, t),
-                        h.keys.datum(m.key)
-                    ));
+                    return Err(Replay::ReadsDifferently { txn: t, key: m.key });
                 }
             }
             _ => {}
@@ -102,7 +92,7 @@ fn run_txn(
 }
 
 /// Serial execution of `order`; `strict`: real time too.
-pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), String> {
+pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), Replay> {
     membership(h, order)?;
     if strict {
         realtime(h, order)?;
@@ -117,15 +107,15 @@ pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), St
 
 /// Snapshot execution: `commits` in commit order, entry `i` reading the
 /// state after `snapshots[i]` commits.
-pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(), String> {
+pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(), Replay> {
     membership(h, commits)?;
     if commits.len() != snapshots.len() {
-        return Err("one snapshot per commit".into());
+        return Err(Replay::RegisterSnapshotCount);
     }
     let mut versions: FxHashMap<KeyId, Vec<(u32, u32)>> = FxHashMap::default();
     for (i, (&t, &s)) in commits.iter().zip(snapshots).enumerate() {
         if s as usize > i {
-            return Err(format!("{} reads a snapshot after its commit", name(h, t)));
+            return Err(Replay::RegisterStartsAfterCommit(t));
         }
         let at = |k: KeyId| -> u32 {
             let vs = versions.get(&k).map(Vec::as_slice).unwrap_or(&[]);
@@ -140,11 +130,7 @@ pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(),
         for (k, v) in writes {
             let vs = versions.entry(k).or_default();
             if vs.last().is_some_and(|x| x.0 >= s) {
-                return Err(format!(
-                    "{} overlaps a committed writer of {}",
-                    name(h, t),
-                    h.keys.datum(k)
-                ));
+                return Err(Replay::OverlappingWriter { txn: t, key: k });
             }
             vs.push((i as u32, v));
         }

@@ -9,6 +9,7 @@ use super::super::problem::BinKind;
 use super::super::Level;
 use super::{Lin, Origin, Solver, VarKind, Why, NONE};
 use crate::history::{Outcome, TxnId};
+use crate::proof::Reason;
 use batsat::{lbool, Callbacks, Lit, SolverInterface};
 use rustc_hash::FxHashMap;
 
@@ -109,7 +110,7 @@ impl Solver<'_> {
     }
 
     /// Builds variables and constraints for every key.
-    pub(super) fn build(&mut self) -> Result<(), String> {
+    pub(super) fn build(&mut self) -> Result<(), Reason> {
         let keys = self.keys;
         for (ki, kf) in keys.iter().enumerate() {
             let k = ki as u32;
@@ -302,16 +303,15 @@ impl Solver<'_> {
             self.bin_places.push(bin_places);
             self.seg_alts.push(seg_alts);
             if self.start.elapsed().as_millis() as u64 > self.limits.time_ms {
-                return Err("time limit reached while building constraints".into());
+                return Err(Reason::TimeWhileBuilding);
             }
         }
         self.stats.vars = self.vars.len();
         if self.vars.len() > self.limits.max_vars {
-            return Err(format!(
-                "{} choice variables exceed the limit of {}",
-                self.vars.len(),
-                self.limits.max_vars
-            ));
+            return Err(Reason::TooManyChoices {
+                vars: self.vars.len(),
+                max: self.limits.max_vars,
+            });
         }
         // Info writers: committed iff placed somewhere (WLOG: an info
         // transaction nobody saw can be taken as aborted).
@@ -375,7 +375,7 @@ impl Solver<'_> {
     }
 
     /// SI: unseen writers of one key must still commit one after the other.
-    pub(super) fn build_si_orders(&mut self) -> Result<(), String> {
+    pub(super) fn build_si_orders(&mut self) -> Result<(), Reason> {
         let mut pairs = 0usize;
         for ki in 0..self.keys.len() {
             let ws: Vec<(u32, u32)> = (0..self.keys[ki].writers.len())
@@ -395,10 +395,9 @@ impl Solver<'_> {
                 .collect();
             pairs += ws.len() * ws.len().saturating_sub(1) / 2;
             if pairs > self.limits.max_vars {
-                return Err(format!(
-                    "snapshot isolation: more than {} pairs of unseen appends to order",
-                    self.limits.max_vars
-                ));
+                return Err(Reason::TooManyPairs {
+                    max: self.limits.max_vars,
+                });
             }
             for i in 0..ws.len() {
                 for j in i + 1..ws.len() {

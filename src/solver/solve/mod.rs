@@ -33,12 +33,12 @@
 //! One file per step: [`encode`] (choices as variables, their edges, the
 //! constraints, and the equalities as SAT clauses), [`propagate`] (what is
 //! forced, the forced graph), [`prune`], [`theory`] (acyclicity for the SAT
-//! solver, the deadline), [`explain`] (the text of findings). This file
+//! solver, the deadline), [`finding`] (findings and their typed proofs). This file
 //! holds the [`Solver`] and the driver: the order of the steps, the replay
 //! that seeds the search, and the SAT call.
 
 mod encode;
-mod explain;
+mod finding;
 mod propagate;
 mod prune;
 pub(crate) mod theory;
@@ -48,6 +48,7 @@ use super::problem::{BinKind, KeyFacts};
 use super::windows::Windows;
 use super::{Level, Limits};
 use crate::history::{History, Outcome, TxnId};
+use crate::proof::{Internal, Reason};
 use batsat::{lbool, Lit, SolverInterface};
 use encode::encode_eq;
 use rustc_hash::FxHashMap;
@@ -79,7 +80,7 @@ pub enum VarKind {
     Before { key: u32, first: u32, second: u32 },
 }
 
-/// Why a forced edge holds (for explanations).
+/// Why a forced edge holds (for proofs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Why {
     Chain {
@@ -126,7 +127,7 @@ pub enum Outcome2 {
     /// A serial order of the committed transactions, found by replay.
     Serial(Vec<TxnId>),
     Invalid(Finding),
-    Unknown(String),
+    Unknown(Reason),
 }
 
 /// A reason for invalidity found by the solver: the record every level's
@@ -595,7 +596,7 @@ impl<'a> Solver<'a> {
         // Forced edges are in the initial order already; add them for real.
         for (a, b, _) in self.forced_graph() {
             if th.dag.add(a, b, FORCED).is_err() {
-                return Outcome2::Unknown("internal: forced graph not acyclic".into());
+                return Outcome2::Unknown(Reason::Internal(Internal::ForcedGraphCyclic));
             }
         }
         let r = sat.solve_limited_th(&mut th, &[]);
@@ -610,11 +611,11 @@ impl<'a> Solver<'a> {
             let cycles = std::mem::take(&mut th.cycles);
             Outcome2::Invalid(self.unsat_finding(&cycles))
         } else {
-            Outcome2::Unknown(format!(
-                "search stopped at the time limit ({} ms) after {} conflicts, without an answer",
-                self.limits.time_ms,
-                sat.num_conflicts()
-            ))
+            Outcome2::Unknown(Reason::TimeInSearch {
+                ms: self.limits.time_ms,
+                rounds: None,
+                conflicts: Some(sat.num_conflicts()),
+            })
         }
     }
 
@@ -637,7 +638,7 @@ impl<'a> Solver<'a> {
                 let order = order.into_iter().filter(|&v| self.is_txn_node(v)).collect();
                 Outcome2::Valid { order, committed }
             }
-            Err(_) => Outcome2::Unknown("internal: the solver's choice left a cycle".into()),
+            Err(_) => Outcome2::Unknown(Reason::Internal(Internal::ChoiceLeftCycle)),
         }
     }
 }

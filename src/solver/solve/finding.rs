@@ -1,39 +1,35 @@
-//! The text of findings: a conflict at level 0, a cycle in the forced
-//! graph, or the cycles the SAT search met, told as steps between
-//! transactions (who appended what where, who read what).
+//! The findings of the search: a conflict at level 0, a cycle in the
+//! forced graph, or the cycles the SAT search met, each with its proof
+//! told as steps between transactions (who appended what where, who read
+//! what), as typed records ([`crate::proof`]).
 
 use super::super::dag::FORCED;
-use super::super::problem::Names;
 use super::super::{DupKind, Level};
 use super::{Conflict, Finding, Origin, Solver, VarKind, Why};
 use crate::anomaly::AnomalyKind;
 use crate::graph::{classify, BaseClass, CycleClass, Rels, Variant};
 use crate::history::TxnId;
+use crate::proof::{AppendStep, AppendWhy, Proof};
 
 impl Solver<'_> {
     pub(super) fn explain_conflict(&self, c: Conflict) -> Finding {
-        let n = Names(self.h);
-        let (key, text, mut txns) = match c {
+        let (key, proof, mut txns) = match c {
             Conflict::Lin(l) => match self.lins[l as usize].origin {
                 Origin::Bin { key, bin } => {
                     let kf = &self.keys[key as usize];
                     let b = &kf.bins[bin as usize];
-                    let word = &kf.list[b.start as usize..b.end as usize];
                     let reader = kf
                         .readers
                         .iter()
                         .filter(|r| r.cut >= b.end)
                         .min_by_key(|r| r.cut)
                         .map(|r| r.txn);
-                    let cands: Vec<String> = b
+                    let candidates: Vec<(TxnId, Vec<_>)> = b
                         .cands
                         .iter()
                         .map(|&w| {
-                            format!(
-                                "{} appended {}",
-                                n.txn(kf.writers[w as usize].txn),
-                                n.list(&kf.writers[w as usize].block)
-                            )
+                            let wr = &kf.writers[w as usize];
+                            (wr.txn, wr.block.clone())
                         })
                         .collect();
                     let mut txns: Vec<TxnId> = b
@@ -44,16 +40,14 @@ impl Solver<'_> {
                     txns.extend(reader);
                     (
                         key,
-                        format!(
-                            "{} read key {} as {}: positions {}..{} ({}) must be whole appends, but the only candidates ({}) cannot fill them exactly once the other reads are accounted for",
-                            reader.map(|t| n.txn(t)).unwrap_or_else(|| "a transaction".into()),
-                            n.key(kf.key),
-                            n.list(&kf.list[..b.end as usize]),
-                            b.start,
-                            b.end,
-                            n.list(word),
-                            if cands.is_empty() { "none".to_string() } else { cands.join(", ") }
-                        ),
+                        Proof::Unfillable {
+                            key: kf.key,
+                            reader,
+                            read: kf.list[..b.end as usize].to_vec(),
+                            start: b.start,
+                            end: b.end,
+                            candidates,
+                        },
                         txns,
                     )
                 }
@@ -62,14 +56,13 @@ impl Solver<'_> {
                     let wr = &kf.writers[w as usize];
                     (
                         key,
-                        format!(
-                            "{}'s append of {} to key {} fits nowhere: every place in {} (read by {}) where it could go is taken or would contradict a read",
-                            n.txn(wr.txn),
-                            n.list(&wr.block),
-                            n.key(kf.key),
-                            n.list(&kf.list),
-                            kf.longest.map(|t| n.txn(t)).unwrap_or_default()
-                        ),
+                        Proof::Homeless {
+                            key: kf.key,
+                            txn: wr.txn,
+                            block: wr.block.clone(),
+                            list: kf.list.clone(),
+                            reader: kf.longest,
+                        },
                         vec![wr.txn],
                     )
                 }
@@ -77,11 +70,10 @@ impl Solver<'_> {
                     let kf = &self.keys[key as usize];
                     (
                         key,
-                        format!(
-                            "no way to spell {} of key {} from whole appends",
-                            n.list(&kf.list),
-                            n.key(kf.key)
-                        ),
+                        Proof::NoSpelling {
+                            key: kf.key,
+                            list: kf.list.clone(),
+                        },
                         vec![],
                     )
                 }
@@ -100,11 +92,10 @@ impl Solver<'_> {
                 let kf = &self.keys[key as usize];
                 (
                     key,
-                    format!(
-                        "the reads of key {} ({}) cannot be produced by whole appends",
-                        n.key(kf.key),
-                        n.list(&kf.list)
-                    ),
+                    Proof::UnproducibleReads {
+                        key: kf.key,
+                        list: kf.list.clone(),
+                    },
                     vec![],
                 )
             }
@@ -115,7 +106,7 @@ impl Solver<'_> {
             kind: AnomalyKind::DuplicateAppendsUnproducibleRead.into(),
             txns,
             keys: vec![self.keys[key as usize].key],
-            explanation: text,
+            proof,
         }
     }
 
@@ -143,35 +134,10 @@ impl Solver<'_> {
         txns.dedup();
         keys.sort_unstable();
         keys.dedup();
-        let n = Names(self.h);
         // With unique values the only choices left are the orders of
         // appends no read shows (and which `info` transactions committed).
         let repeats = super::super::has_duplicate_appends(self.h);
-        let mut text = format!(
-            "every choice of {} closes a cycle{}",
-            if repeats {
-                "which appends produced the repeated values"
-            } else {
-                "order of the appends no read shows"
-            },
-            if keys.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " (keys {}; transactions {})",
-                    keys.iter()
-                        .map(|&k| n.key(k))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    txns.iter()
-                        .take(24)
-                        .map(|&t| n.txn(t))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-        );
-        if let Some(c) = cycles.iter().min_by_key(|c| c.len()) {
+        let example = cycles.iter().min_by_key(|c| c.len()).map(|c| {
             let steps: Vec<(u32, u32, Why)> = c
                 .iter()
                 .map(|&(a, b, t)| {
@@ -186,12 +152,19 @@ impl Solver<'_> {
                     )
                 })
                 .collect();
-            let d = self.describe_cycle(&steps);
-            text.push_str(&format!(
-                ". For instance, one choice gives: {}",
-                d.explanation
-            ));
-        }
+            Box::new(self.describe_cycle(&steps).proof)
+        });
+        // The proof names the keys and the first 24 transactions.
+        let proof = Proof::EveryChoiceCycles {
+            repeats,
+            keys: keys.clone(),
+            txns: if keys.is_empty() {
+                Vec::new()
+            } else {
+                txns.iter().copied().take(24).collect()
+            },
+            example,
+        };
         let kind = match self.level {
             Level::SnapshotIsolation if !repeats => {
                 AnomalyKind::UnreadAppendsNotSnapshotIsolated.into()
@@ -206,11 +179,11 @@ impl Solver<'_> {
             kind,
             txns,
             keys,
-            explanation: text,
+            proof,
         }
     }
 
-    /// The reason of a forced edge (looked up again for explanations).
+    /// The reason of a forced edge (looked up again for proofs).
     fn why_of(&self, a: u32, b: u32) -> Why {
         self.forced_graph()
             .into_iter()
@@ -227,17 +200,16 @@ impl Solver<'_> {
         (i > 0).then(|| (i - 1) as u32)
     }
 
-    /// Turns a cycle over nodes into transaction-level steps, each with the
-    /// relation (ww, wr, rw, realtime) and a sentence.
+    /// Turns a cycle over nodes into transaction-level steps, each with
+    /// what shows it (ww, wr, rw, realtime).
     fn describe_cycle(&self, steps: &[(u32, u32, Why)]) -> Finding {
-        let n = Names(self.h);
         // Rotate so the cycle starts at a transaction node.
         let Some(s0) = steps.iter().position(|e| self.is_txn_node(e.0)) else {
             return Finding {
                 kind: DupKind::Cycle(CycleClass::new(BaseClass::G0, Variant::Plain)),
                 txns: vec![],
                 keys: vec![],
-                explanation: "a cycle among barriers (internal)".into(),
+                proof: Proof::BarrierCycle,
             };
         };
         let rot: Vec<(u32, u32, Why)> = steps[s0..]
@@ -245,10 +217,9 @@ impl Solver<'_> {
             .chain(steps[..s0].iter())
             .copied()
             .collect();
-        let mut parts: Vec<String> = Vec::new();
+        let mut parts: Vec<AppendStep> = Vec::new();
         let mut txns: Vec<TxnId> = Vec::new();
         let mut keys: Vec<u32> = Vec::new();
-        let mut rels: Vec<&'static str> = Vec::new();
         let mut i = 0;
         while i < rot.len() {
             let from = self.txn_of(rot[i].0);
@@ -269,44 +240,23 @@ impl Solver<'_> {
             let first = first.unwrap_or(last);
             let to = self.txn_of(last.1);
             txns.push(from);
-            let (rel, text, key) = self.step(first, last, from, to);
-            if let Some(k) = key {
-                keys.push(self.keys[k as usize].key);
-            }
-            rels.push(rel);
-            parts.push(text);
+            let why = self.step(first, last, from, to);
+            keys.extend(why.key());
+            parts.push(AppendStep { from, to, why });
             i = j + 1;
         }
         // Named by the one classifier (adjacency of anti-dependencies
         // included); a step told as "read, before another read the longer
         // list" stands for an anti-dependency then a read dependency.
-        let steps: Vec<Rels> = rels
+        let steps: Vec<Rels> = parts
             .iter()
-            .flat_map(|&r| match r {
-                "ww" => vec![Rels::WW],
-                "wr" => vec![Rels::WR],
-                "rw" => vec![Rels::RW],
-                "rw+wr" => vec![Rels::RW, Rels::WR],
-                _ => vec![Rels::REALTIME],
-            })
+            .flat_map(|s| s.why.rels().iter().copied())
             .collect();
         let class =
             classify(&steps).unwrap_or_else(|| CycleClass::new(BaseClass::G0, Variant::Plain));
         let kind = DupKind::Cycle(class);
-        let names: Vec<String> = txns.iter().map(|&t| n.txn(t)).collect();
         keys.sort_unstable();
         keys.dedup();
-        let mut explanation = format!("Let: {}\nThen:\n", names.join(", "));
-        for (idx, p) in parts.iter().enumerate() {
-            explanation.push_str(&format!(
-                "  - {p}{}\n",
-                if idx + 1 == parts.len() {
-                    ", a cycle."
-                } else {
-                    "."
-                }
-            ));
-        }
         let mut tx = txns.clone();
         tx.sort_unstable();
         tx.dedup();
@@ -314,42 +264,30 @@ impl Solver<'_> {
             kind,
             txns: tx,
             keys,
-            explanation,
+            proof: Proof::AppendCycle { steps: parts },
         }
     }
 
     /// One transaction-to-transaction step of a cycle: `first` leaves `from`,
-    /// `last` enters `to`.
+    /// `last` enters `to`; what shows it.
     fn step(
         &self,
         first: (u32, u32, Why),
         last: (u32, u32, Why),
         from: TxnId,
         to: TxnId,
-    ) -> (&'static str, String, Option<u32>) {
-        let n = Names(self.h);
+    ) -> AppendWhy {
         if let Why::Realtime = first.2 {
-            return (
-                "realtime",
-                format!("{} completed before {} began", n.txn(from), n.txn(to)),
-                None,
-            );
+            return AppendWhy::Realtime;
         }
         if let Why::Var(v) = first.2 {
             if let VarKind::Committed { .. } = self.vars[v as usize] {
-                return (
-                    "realtime",
-                    format!("{} completed before {} began", n.txn(from), n.txn(to)),
-                    None,
-                );
+                return AppendWhy::Realtime;
             }
             if let VarKind::Before { key, .. } = self.vars[v as usize] {
-                let k = &self.keys[key as usize];
-                return (
-                    "ww",
-                    format!("{} and {} both appended to key {}, so one committed before the other started; here {} went first", n.txn(from), n.txn(to), n.key(k.key), n.txn(from)),
-                    Some(key),
-                );
+                return AppendWhy::FirstCommitter {
+                    key: self.keys[key as usize].key,
+                };
             }
         }
         // Role of `from` (by its outgoing edge) and of `to` (incoming edge).
@@ -375,117 +313,60 @@ impl Solver<'_> {
         };
         let (a, b) = (role(first.2, from), role(last.2, to));
         let Some((key, ra)) = a else {
-            return ("?", format!("{} precedes {}", n.txn(from), n.txn(to)), None);
+            return AppendWhy::Precedes;
         };
         let rb = b.map(|x| x.1);
         let kf = &self.keys[key as usize];
-        let k = n.key(kf.key);
-        let wtxt = |w: u32| n.list(&kf.writers[w as usize].block);
-        let (rel, text) = match (ra, rb) {
-            (Role::Write(s, w), Some(Role::Write(s2, w2))) => (
-                "ww",
-                format!(
-                    "{} appended {} to key {} at position {}, before {}'s {} at position {}",
-                    n.txn(from),
-                    wtxt(w),
-                    k,
-                    s,
-                    n.txn(to),
-                    wtxt(w2),
-                    s2
-                ),
-            ),
-            (Role::Write(s, w), Some(Role::Unseen(w2))) => (
-                "ww",
-                format!(
-                    "{} appended {} to key {} at position {}, before {}'s {}, which no read saw",
-                    n.txn(from),
-                    wtxt(w),
-                    k,
-                    s,
-                    n.txn(to),
-                    wtxt(w2)
-                ),
-            ),
-            (Role::Write(s, w), Some(Role::Read(c))) => (
-                "wr",
-                format!(
-                    "{} read key {} as {}, which includes {}'s append of {} at position {}",
-                    n.txn(to),
-                    k,
-                    n.list(&kf.list[..c as usize]),
-                    n.txn(from),
-                    wtxt(w),
-                    s
-                ),
-            ),
-            (Role::Read(c), Some(Role::Write(s, w))) => (
-                "rw",
-                format!(
-                    "{} read key {} as {}, which misses {}'s append of {} at position {}",
-                    n.txn(from),
-                    k,
-                    n.list(&kf.list[..c as usize]),
-                    n.txn(to),
-                    wtxt(w),
-                    s
-                ),
-            ),
-            (Role::Read(c), Some(Role::Unseen(w))) => (
-                "rw",
-                format!(
-                    "{} read key {} as {}, which misses {}'s append of {}",
-                    n.txn(from),
-                    k,
-                    n.list(&kf.list[..c as usize]),
-                    n.txn(to),
-                    wtxt(w)
-                ),
-            ),
-            (Role::Read(c), Some(Role::Read(c2))) => (
-                "rw+wr",
-                format!(
-                    "{} read key {} as {}, before {} read the longer {}",
-                    n.txn(from),
-                    k,
-                    n.list(&kf.list[..c as usize]),
-                    n.txn(to),
-                    n.list(&kf.list[..c2 as usize])
-                ),
-            ),
-            (Role::Write(s, w), _) => (
-                "ww",
-                format!(
-                    "{} appended {} to key {} at position {}, before {}",
-                    n.txn(from),
-                    wtxt(w),
-                    k,
-                    s,
-                    n.txn(to)
-                ),
-            ),
-            (Role::Read(c), _) => (
-                "rw",
-                format!(
-                    "{} read key {} at length {}, before {}",
-                    n.txn(from),
-                    k,
-                    c,
-                    n.txn(to)
-                ),
-            ),
-            (Role::Unseen(w), _) => (
-                "ww",
-                format!(
-                    "{} appended {} to key {} after every read of it, before {}",
-                    n.txn(from),
-                    wtxt(w),
-                    k,
-                    n.txn(to)
-                ),
-            ),
-        };
-        (rel, text, Some(key))
+        let k = kf.key;
+        let block = |w: u32| kf.writers[w as usize].block.clone();
+        let read = |c: u32| kf.list[..c as usize].to_vec();
+        match (ra, rb) {
+            (Role::Write(s, w), Some(Role::Write(s2, w2))) => AppendWhy::AppendedBefore {
+                key: k,
+                block: block(w),
+                at: s,
+                next: block(w2),
+                next_at: s2,
+            },
+            (Role::Write(s, w), Some(Role::Unseen(w2))) => AppendWhy::AppendedBeforeUnseen {
+                key: k,
+                block: block(w),
+                at: s,
+                next: block(w2),
+            },
+            (Role::Write(s, w), Some(Role::Read(c))) => AppendWhy::ReadIncludes {
+                key: k,
+                read: read(c),
+                block: block(w),
+                at: s,
+            },
+            (Role::Read(c), Some(Role::Write(s, w))) => AppendWhy::ReadMisses {
+                key: k,
+                read: read(c),
+                block: block(w),
+                at: s,
+            },
+            (Role::Read(c), Some(Role::Unseen(w))) => AppendWhy::ReadMissesUnseen {
+                key: k,
+                read: read(c),
+                block: block(w),
+            },
+            (Role::Read(c), Some(Role::Read(c2))) => AppendWhy::ReadBeforeLonger {
+                key: k,
+                read: read(c),
+                longer: read(c2),
+            },
+            (Role::Write(s, w), _) => AppendWhy::AppendedAt {
+                key: k,
+                block: block(w),
+                at: s,
+            },
+            (Role::Read(c), _) => AppendWhy::ReadLength { key: k, len: c },
+            (Role::Unseen(w), _) => AppendWhy::AppendedUnseen {
+                key: k,
+                block: block(w),
+            },
+        }
     }
 }
 
@@ -504,6 +385,7 @@ mod tests {
     use super::super::Outcome2;
     use super::*;
     use crate::history::read::read_history;
+    use crate::history::Datum;
 
     /// Write skew: T0 misses T1's append to x, T1 misses T0's append to y,
     /// and T2 saw both appends.
@@ -526,14 +408,28 @@ mod tests {
             panic!("write skew is not serializable");
         };
         assert_eq!(
-            (f.kind.name(), f.txns, f.keys),
+            (f.kind.name(), f.txns.clone(), f.keys.clone()),
             ("G2-item", vec![0, 1], vec![0, 1])
         );
+        // T0 read x as [], which misses T1's append of [1] at position 0;
+        // T1 read y as [], which misses T0's append of [1] at position 0.
+        let one = h.values.get(&Datum::Int(1)).expect("1 is appended");
+        let (x, y) = (f.keys[0], f.keys[1]);
+        let missed = |key, from, to| AppendStep {
+            from,
+            to,
+            why: AppendWhy::ReadMisses {
+                key,
+                read: vec![],
+                block: vec![one],
+                at: 0,
+            },
+        };
         assert_eq!(
-            f.explanation,
-            "Let: T0, T1\nThen:\n  \
-             - T0 read key :x as [], which misses T1's append of [1] at position 0.\n  \
-             - T1 read key :y as [], which misses T0's append of [1] at position 0, a cycle.\n"
+            f.proof,
+            Proof::AppendCycle {
+                steps: vec![missed(x, 0, 1), missed(y, 1, 0)]
+            }
         );
     }
 }
