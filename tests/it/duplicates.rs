@@ -483,3 +483,23 @@ fn forced_cycles_are_explained_step_by_step() {
     assert!(text.contains("a cycle."), "{text}");
     assert_eq!(a.txns.len(), 2);
 }
+
+/// 2,000 list-append transactions recorded by `isolde run postgres -i
+/// read-committed -n 2000 --duplicates 1 --value-domain 4 --seed 5`
+/// (PostgreSQL, READ COMMITTED). The read-committed search ran out of its
+/// 30 s before an answer; the snapshot replay's placement, taken as a
+/// commit order, is a read-committed witness found without search.
+#[test]
+fn postgres_read_committed_with_repeated_values_has_a_witness_without_search() {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/postgres-rc-duplicates-2000.jsonl.gz"
+    ));
+    let h = isolde::history::read::read_history_file(path, None).expect("history reads");
+    assert!(has_duplicate_appends(&h));
+    let v = check_duplicates(&h, Level::ReadCommitted, &lim());
+    assert_eq!(v.valid, Validity::True, "{}", why(&h, &v));
+    let w = v.witness.expect("a valid verdict carries a witness");
+    witness::check_read_committed(&h, &w).unwrap();
+    assert!(v.stats.conflicts == 0, "decided without search");
+}
