@@ -479,14 +479,7 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    // A run cut short by Ctrl-C is checked, but never exits 0.
-    let stopped = |code: i32| {
-        if r.interrupted {
-            exit::INTERRUPTED
-        } else {
-            code
-        }
-    };
+    let stopped = |code: i32| stopped(&r, code);
     let history = match isolde::history::read::read_history_file(&r.path, None) {
         Ok(h) => h,
         Err(e) => {
@@ -608,14 +601,7 @@ fn run_model_command(args: &RunArgs, cfg: &RunConfig) -> anyhow::Result<i32> {
         Ok(x) => x,
         Err(code) => return Ok(code),
     };
-    // A run cut short by Ctrl-C is checked, but never exits 0.
-    let stopped = |code: i32| {
-        if r.interrupted {
-            exit::INTERRUPTED
-        } else {
-            code
-        }
-    };
+    let stopped = |code: i32| stopped(&r, code);
     let checked = isolde::models::read_ops_file(&r.path, None).and_then(|ops| {
         isolde::models::check(model, &ops, &common.model_options()).map(|c| (ops, c))
     });
@@ -771,4 +757,14 @@ fn print_first_findings(
     eprintln!(
         "\nall findings: isolde check -x -m {workload} -c {models}{anomalies}{inference} {label} (or -d DIR for the HTML report)"
     );
+}
+
+/// The exit code for a verdict's `code`: a run cut short by Ctrl-C is
+/// checked, but never exits 0.
+fn stopped(r: &Recorded, code: i32) -> i32 {
+    if r.interrupted {
+        exit::INTERRUPTED
+    } else {
+        code
+    }
 }
