@@ -626,9 +626,8 @@ pub enum Internal {
     ReplayNamedNothing,
 }
 
-/// Why a claimed witness does not replay against the history. The
-/// list-append and register checkers word some of these differently, so
-/// each has its own variant there.
+/// Why a claimed witness does not replay against the history (list-append
+/// and register witnesses alike).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Replay {
     /// No such transaction id.
@@ -637,18 +636,12 @@ pub enum Replay {
     Twice(TxnId),
     /// A failed transaction is in the order.
     Failed(TxnId),
-    /// A committed transaction is missing from the order (list-append).
+    /// A committed transaction is missing from the order.
     Missing(TxnId),
-    /// A committed transaction is missing (registers).
-    RegisterMissing(TxnId),
-    /// One snapshot per committed transaction is needed (list-append).
+    /// One snapshot per committed transaction is needed.
     SnapshotCount,
-    /// One snapshot per commit is needed (registers).
-    RegisterSnapshotCount,
-    /// The transaction's snapshot comes after its commit (list-append).
+    /// The transaction's snapshot comes after its commit.
     StartsAfterCommit(TxnId),
-    /// The transaction's snapshot comes after its commit (registers).
-    RegisterStartsAfterCommit(TxnId),
     /// A micro-op that is not list-append.
     NotListAppend(TxnId),
     /// Placed before `earlier`, which completed before it began.
@@ -658,10 +651,7 @@ pub enum Replay {
         /// The one that completed before it began.
         earlier: TxnId,
     },
-    /// Placed before a transaction that completed before it was invoked
-    /// (registers).
-    RegisterBeforeEarlier(TxnId),
-    /// It would read `key` as `got` (raw key and value ids).
+    /// It would read `key` as `got`.
     WouldRead {
         /// The transaction.
         txn: TxnId,

@@ -550,13 +550,8 @@ pub fn replay(h: &History, e: &Replay) -> String {
         Replay::Twice(t) => format!("{} appears twice", txn(h, *t)),
         Replay::Failed(t) => format!("{} failed but is in the order", txn(h, *t)),
         Replay::Missing(t) => format!("{} committed but is missing from the order", txn(h, *t)),
-        Replay::RegisterMissing(t) => format!("{} committed but is missing", txn(h, *t)),
         Replay::SnapshotCount => "one snapshot point per committed transaction is needed".into(),
-        Replay::RegisterSnapshotCount => "one snapshot per commit".into(),
         Replay::StartsAfterCommit(t) => format!("{} starts after it commits", txn(h, *t)),
-        Replay::RegisterStartsAfterCommit(t) => {
-            format!("{} reads a snapshot after its commit", txn(h, *t))
-        }
         Replay::NotListAppend(t) => {
             format!("{} has a micro-op that is not list-append", txn(h, *t))
         }
@@ -565,24 +560,26 @@ pub fn replay(h: &History, e: &Replay) -> String {
             txn(h, *t),
             txn(h, *earlier)
         ),
-        Replay::RegisterBeforeEarlier(t) => format!(
-            "{} comes before a transaction that completed before it was invoked",
-            txn(h, *t)
-        ),
         Replay::WouldRead {
             txn: t,
             key: k,
             got,
         } => {
-            format!("{} would read key {k} as {got:?}", txn(h, *t))
+            format!(
+                "{} would read {} as {}",
+                txn(h, *t),
+                key(h, *k),
+                list(h, got)
+            )
         }
         Replay::ConcurrentAppend { txn: t, key: k } => format!(
-            "{} appends to key {k} concurrently with an earlier committer",
-            txn(h, *t)
+            "{} appends to {} concurrently with an earlier committer",
+            txn(h, *t),
+            key(h, *k)
         ),
         Replay::ScalarRead(t) => format!("{} reads a single value", txn(h, *t)),
         Replay::WithoutOwnAppends { txn: t, key: k } => {
-            format!("{} read key {k} without its own appends", txn(h, *t))
+            format!("{} read {} without its own appends", txn(h, *t), key(h, *k))
         }
         Replay::NotPrefix {
             txn: t,
@@ -590,20 +587,28 @@ pub fn replay(h: &History, e: &Replay) -> String {
             read,
             versions,
         } => format!(
-            "{} read key {k} as {read:?}, not a prefix of its versions {versions:?}",
-            txn(h, *t)
+            "{} read {} as {}, not a prefix of its versions {}",
+            txn(h, *t),
+            key(h, *k),
+            list(h, read),
+            list(h, versions)
         ),
         Replay::ReadsLaterBlock {
             txn: t,
             key: k,
             writer,
         } => format!(
-            "{} read key {k} up to {}'s block, which commits later",
+            "{} read {} up to {}'s block, which commits later",
             txn(h, *t),
+            key(h, *k),
             txn(h, *writer)
         ),
         Replay::MidBlock { txn: t, key: k } => {
-            format!("{} read key {k} up to the middle of a block", txn(h, *t))
+            format!(
+                "{} read {} up to the middle of a block",
+                txn(h, *t),
+                key(h, *k)
+            )
         }
         Replay::ReadsDifferently { txn: t, key: k } => format!(
             "{} reads {} differently in the witness",

@@ -8,7 +8,7 @@ use crate::proof::Replay;
 use rustc_hash::FxHashMap;
 
 /// Each `ok` transaction exactly once, no `fail` one.
-fn check_membership(h: &History, order: &[TxnId]) -> Result<(), Replay> {
+pub(crate) fn check_membership(h: &History, order: &[TxnId]) -> Result<(), Replay> {
     let mut seen = vec![false; h.txns.len()];
     for &t in order {
         let Some(s) = seen.get_mut(t as usize) else {
@@ -25,6 +25,31 @@ fn check_membership(h: &History, order: &[TxnId]) -> Result<(), Replay> {
     for (t, txn) in h.txns.iter().enumerate() {
         if txn.outcome == Outcome::Ok && !seen[t] {
             return Err(Replay::Missing(t as TxnId));
+        }
+    }
+    Ok(())
+}
+
+/// No transaction placed before one that completed before it was invoked
+/// (real time, for the strict levels).
+pub(crate) fn check_realtime(h: &History, order: &[TxnId]) -> Result<(), Replay> {
+    // Scanning from the end: the earliest completion among the committed
+    // transactions placed after this one.
+    let mut min_complete = u64::MAX;
+    let mut min_at = 0;
+    for &t in order.iter().rev() {
+        let txn = &h.txns[t as usize];
+        if txn.invoke_seq.is_some_and(|inv| min_complete < inv) {
+            return Err(Replay::BeforeEarlier {
+                txn: t,
+                earlier: min_at,
+            });
+        }
+        if txn.outcome == Outcome::Ok {
+            if let Some(c) = txn.complete_seq.filter(|&c| c < min_complete) {
+                min_complete = c;
+                min_at = t;
+            }
         }
     }
     Ok(())
@@ -64,28 +89,7 @@ pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), Re
         }
     }
     if strict {
-        // No transaction may be placed before one that completed before it began.
-        let mut min_complete = u64::MAX;
-        let mut min_at = 0;
-        for &t in order.iter().rev() {
-            let txn = &h.txns[t as usize];
-            if let Some(inv) = txn.invoke_seq {
-                if min_complete < inv && txn.complete_seq.is_some() {
-                    return Err(Replay::BeforeEarlier {
-                        txn: t,
-                        earlier: min_at,
-                    });
-                }
-            }
-            if txn.outcome == Outcome::Ok {
-                if let Some(c) = txn.complete_seq {
-                    if c < min_complete {
-                        min_complete = c;
-                        min_at = t;
-                    }
-                }
-            }
-        }
+        check_realtime(h, order)?;
     }
     Ok(())
 }

@@ -431,6 +431,22 @@ fn witnesses_are_replayed_independently() {
     witness::check_serial(&h, &[0, 1], true).unwrap();
     assert!(witness::check_serial(&h, &[1, 0], true).is_err());
     witness::check_serial(&h, &[1, 0], false).unwrap();
+    // An `info` transaction invoked after T0 completed may not come before
+    // it either, whether it committed or not.
+    let h = serial(&[("ok", "[[:append :x 1]]"), ("info", "[[:append :y 2]]")]);
+    witness::check_serial(&h, &[0, 1], true).unwrap();
+    let e = witness::check_serial(&h, &[1, 0], true).unwrap_err();
+    assert_eq!(
+        isolde::explain::proof::replay(&h, &e),
+        "T3 is placed before T1, which completed before it began"
+    );
+    // Keys and values are named as the history writes them.
+    let h = serial(&[("ok", "[[:append :x 1]]"), ("ok", "[[:r :x [1 1]]]")]);
+    let e = witness::check_serial(&h, &[0, 1], false).unwrap_err();
+    assert_eq!(
+        isolde::explain::proof::replay(&h, &e),
+        "T3 would read :x as [1]"
+    );
 }
 
 #[test]

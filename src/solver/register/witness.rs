@@ -8,6 +8,7 @@
 use super::facts::NIL;
 use crate::history::{Datum, History, KeyId, MopKind, Observed, Outcome, TxnId};
 use crate::proof::Replay;
+use crate::solver::witness::{check_membership, check_realtime};
 use rustc_hash::FxHashMap;
 
 fn read_ver(h: &History, o: Observed) -> Option<u32> {
@@ -20,45 +21,6 @@ fn read_ver(h: &History, o: Observed) -> Option<u32> {
             h.values.get(&d)
         }
     }
-}
-
-fn membership(h: &History, order: &[TxnId]) -> Result<(), Replay> {
-    let mut seen = vec![false; h.txns.len()];
-    for &t in order {
-        let Some(s) = seen.get_mut(t as usize) else {
-            return Err(Replay::UnknownTxn(t));
-        };
-        if *s {
-            return Err(Replay::Twice(t));
-        }
-        *s = true;
-        if h.txns[t as usize].outcome == Outcome::Fail {
-            return Err(Replay::Failed(t));
-        }
-    }
-    match (0..h.txns.len()).find(|&t| h.txns[t].outcome == Outcome::Ok && !seen[t]) {
-        Some(t) => Err(Replay::RegisterMissing(t as TxnId)),
-        None => Ok(()),
-    }
-}
-
-/// No transaction placed after one that it completed before (in real time).
-fn realtime(h: &History, order: &[TxnId]) -> Result<(), Replay> {
-    let mut min_done = u64::MAX;
-    for &t in order.iter().rev() {
-        let txn = &h.txns[t as usize];
-        if let Some(inv) = txn.invoke_seq {
-            if min_done < inv {
-                return Err(Replay::RegisterBeforeEarlier(t));
-            }
-        }
-        if txn.outcome == Outcome::Ok {
-            if let Some(c) = txn.complete_seq {
-                min_done = min_done.min(c);
-            }
-        }
-    }
-    Ok(())
 }
 
 /// `t`'s reads against `base` (the version it sees of a key) and its own
@@ -93,9 +55,9 @@ fn run_txn(
 
 /// Serial execution of `order`; `strict`: real time too.
 pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), Replay> {
-    membership(h, order)?;
+    check_membership(h, order)?;
     if strict {
-        realtime(h, order)?;
+        check_realtime(h, order)?;
     }
     let mut state: FxHashMap<KeyId, u32> = FxHashMap::default();
     for &t in order {
@@ -108,14 +70,14 @@ pub fn check_serial(h: &History, order: &[TxnId], strict: bool) -> Result<(), Re
 /// Snapshot execution: `commits` in commit order, entry `i` reading the
 /// state after `snapshots[i]` commits.
 pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(), Replay> {
-    membership(h, commits)?;
+    check_membership(h, commits)?;
     if commits.len() != snapshots.len() {
-        return Err(Replay::RegisterSnapshotCount);
+        return Err(Replay::SnapshotCount);
     }
     let mut versions: FxHashMap<KeyId, Vec<(u32, u32)>> = FxHashMap::default();
     for (i, (&t, &s)) in commits.iter().zip(snapshots).enumerate() {
         if s as usize > i {
-            return Err(Replay::RegisterStartsAfterCommit(t));
+            return Err(Replay::StartsAfterCommit(t));
         }
         let at = |k: KeyId| -> u32 {
             let vs = versions.get(&k).map(Vec::as_slice).unwrap_or(&[]);
