@@ -18,7 +18,7 @@
 //! linearized.
 
 use super::calls::Event;
-use super::search::{Budget, Ended, Found, Memo};
+use super::search::{Budget, Crashed, Ended, Found, Memo};
 use super::spec::{step, Action, INITIAL};
 
 const NIL: u32 = u32::MAX;
@@ -71,9 +71,9 @@ pub fn layered(
     // grouped by action (those of one action are interchangeable: only
     // the earliest not linearized may be). A crashed call that cannot
     // change the state (a CAS from a value to itself) never helps.
-    let mut part = vec![NIL; n];
+    let crashed = Crashed::new(actions, events, finite);
+    let mut part = crashed.bit.clone();
     let mut oks: Vec<u32> = Vec::new();
-    let mut n_crashed = 0u32;
     let mut groups: Vec<Vec<u32>> = Vec::new();
     let mut group_of: rustc_hash::FxHashMap<Action, usize> = Default::default();
     for e in &events[..finite] {
@@ -83,8 +83,6 @@ pub fn layered(
                 part[ci] = oks.len() as u32;
                 oks.push(c);
             } else {
-                part[ci] = n_crashed;
-                n_crashed += 1;
                 if matches!(actions[ci], Action::Cas(a, b) if a == b) {
                     continue;
                 }
@@ -97,8 +95,8 @@ pub fn layered(
         }
     }
     let n_oks = oks.len() as u32;
-    let width = (n_crashed as usize).div_ceil(64);
-    let mut memo = Memo::new(width);
+    let width = crashed.width;
+    let mut memo = Memo::new(&crashed);
     let is_ok = |c: u32| (ret[c as usize] as usize) < finite;
 
     // Seeds of the current and the next layer: [state, watermark, last,

@@ -111,16 +111,20 @@ fn word(c: u32) -> u64 {
 ///   linearized, so the watermark and the few linearized above it (calls
 ///   concurrent with it) say which. A memo entry costs the history's
 ///   concurrency, not its length.
-/// - crashed calls, as a bit set of their own. A configuration whose
-///   crashed calls include those of one seen with the same state and finite
-///   part is dominated by it and pruned: whatever follows the bigger set can
-///   follow the smaller one, the extra crashed calls never taking effect
-///   (a crashed call may take effect at most once, or never). This keeps a
+/// - crashed calls, as a bit set laid out by [`Crashed`]. A configuration
+///   is dominated by one seen with the same state and finite part whose
+///   crashed calls left can do all that its own can ([`Memo::dominates`]),
+///   and pruned: whatever follows it can follow the other, each crashed
+///   call taking effect at most once, or never. This keeps a
 ///   non-linearizable history with crashed writes from listing every subset
 ///   of them that has taken effect.
 pub(super) struct Memo {
     /// Words of a crashed-call bit set.
     crash_width: usize,
+    /// [`Crashed::stand_in`].
+    stand_in: Vec<u64>,
+    /// [`Crashed::writes_of`].
+    writes_of: Vec<(u32, u32)>,
     /// The finite part's linearized calls above each entry's watermark.
     above: Vec<u32>,
     entries: Vec<Entry>,
@@ -144,10 +148,12 @@ struct Entry {
 }
 
 impl Memo {
-    /// An empty memo of crashed sets `crash_width` words wide.
-    pub(super) fn new(crash_width: usize) -> Memo {
+    /// An empty memo of crashed sets laid out by `crashed`.
+    pub(super) fn new(crashed: &Crashed) -> Memo {
         Memo {
-            crash_width,
+            crash_width: crashed.width,
+            stand_in: crashed.stand_in.clone(),
+            writes_of: crashed.writes_of.clone(),
             above: Vec::new(),
             entries: Vec::new(),
             by_hash: Default::default(),
@@ -189,7 +195,60 @@ impl Memo {
                 || self.entries[e as usize]
                     .sets
                     .chunks_exact(w)
-                    .any(|s| s.iter().zip(crashed).all(|(x, y)| x & !y == 0)))
+                    .any(|s| self.dominates(s, crashed)))
+    }
+
+    /// Whether the crashed calls left after taking those of `s` can do all
+    /// that those left after `t` can, so that a configuration with `t`
+    /// reaches nothing one with `s` cannot (same state and finite part).
+    /// Both sets hold crashed calls invoked before the same point (the first
+    /// return of an unlinearized finite call, fixed by the finite part), so
+    /// the calls each leaves are compared as multisets of actions: `t` must
+    /// leave no call of an action that `s` does not leave as often, except
+    /// that a crashed write of `v` left by `s` and taken by `t` stands in
+    /// for a crashed CAS to `v` (it leaves the register at `v` from any
+    /// state). Taking a subset is the plain case.
+    pub(super) fn dominates(&self, s: &[u64], t: &[u64]) -> bool {
+        let mut extra = false;
+        for ((x, y), m) in s.iter().zip(t).zip(&self.stand_in) {
+            let d = x & !y;
+            if d & !m != 0 {
+                return false;
+            }
+            extra |= d != 0;
+        }
+        if !extra {
+            return true;
+        }
+        // Calls of `s` that `t` does not take are CAS calls; those to one
+        // value need as many writes of it taken by `t` and not by `s`. A
+        // family's bits are contiguous, so its CAS calls come in one run.
+        let writes_left = |(a, b): (u32, u32)| {
+            (a..b)
+                .filter(|&i| {
+                    let (w, m) = (i as usize / 64, 1u64 << (i % 64));
+                    t[w] & m != 0 && s[w] & m == 0
+                })
+                .count()
+        };
+        let mut run = (NIL, NIL);
+        let mut need = 0;
+        for (w, (x, y)) in s.iter().zip(t).enumerate() {
+            let mut d = x & !y;
+            while d != 0 {
+                let b = w * 64 + d.trailing_zeros() as usize;
+                d &= d - 1;
+                let r = self.writes_of[b];
+                if r != run {
+                    if need > writes_left(run) {
+                        return false;
+                    }
+                    (run, need) = (r, 0);
+                }
+                need += 1;
+            }
+        }
+        need <= writes_left(run)
     }
 
     /// Adds the configuration (`state`; finite calls below `watermark` and
@@ -220,16 +279,16 @@ impl Memo {
             return true;
         }
         let w = self.crash_width;
-        let sets = &mut self.entries[e as usize].sets;
-        let subset = |s: &[u64], t: &[u64]| s.iter().zip(t).all(|(x, y)| x & !y == 0);
-        if w == 0 || sets.chunks_exact(w).any(|s| subset(s, crashed)) {
+        let mut sets = std::mem::take(&mut self.entries[e as usize].sets);
+        if w == 0 || sets.chunks_exact(w).any(|s| self.dominates(s, crashed)) {
+            self.entries[e as usize].sets = sets;
             return false;
         }
         // Sets the new one dominates can prune nothing it cannot.
         self.set_words -= sets.len();
         let (mut kept, mut i) = (0, 0);
         while i < sets.len() {
-            if !subset(crashed, &sets[i..i + w]) {
+            if !self.dominates(crashed, &sets[i..i + w]) {
                 sets.copy_within(i..i + w, kept);
                 kept += w;
             }
@@ -238,6 +297,7 @@ impl Memo {
         sets.truncate(kept);
         sets.extend_from_slice(crashed);
         self.set_words += sets.len();
+        self.entries[e as usize].sets = sets;
         true
     }
 
@@ -245,6 +305,85 @@ impl Memo {
     /// its fields, its sets and its place in the hash map.
     pub(super) fn words(&self) -> usize {
         self.above.len() / 2 + self.entries.len() * 9 + self.set_words
+    }
+}
+
+/// Where each crashed call sits in a crashed-call bit set. Crashed calls
+/// are those invoked in `events[..finite]` that return at infinity. They
+/// are laid out by the value they leave the register at (a family: writes
+/// of `v`, then CAS calls to `v`), then by action, then in invocation
+/// order. Of the crashed calls of one action only the earliest not taken
+/// may be taken (they are interchangeable, and it is free the soonest), so
+/// a set holds a prefix of each action's run, and a family's CAS calls are
+/// one run of bits, which [`Memo::dominates`] relies on.
+pub(super) struct Crashed {
+    /// Each call's bit, `NIL` for calls that are not crashed.
+    pub bit: Vec<u32>,
+    /// Words of a set.
+    pub width: usize,
+    /// Bits of crashed CAS calls to a value some crashed write also writes.
+    stand_in: Vec<u64>,
+    /// For each bit of `stand_in`, the bits of that value's crashed writes
+    /// (start, end).
+    writes_of: Vec<(u32, u32)>,
+}
+
+impl Crashed {
+    pub(super) fn new(actions: &[Action], events: &[Event], finite: usize) -> Crashed {
+        let mut returns = vec![false; actions.len()];
+        for e in &events[..finite] {
+            if let Event::Return(c) = *e {
+                returns[c as usize] = true;
+            }
+        }
+        // The value a call leaves the register at, whatever it was: writes
+        // first in their family.
+        let family = |a: Action| match a {
+            Action::Write(v) => (0, v, 0, 0),
+            Action::Cas(x, v) => (0, v, 1, x),
+            Action::Read(v) => (1, v.unwrap_or(NIL), 0, 0),
+            Action::Acquire => (2, 0, 0, 0),
+            Action::Release => (3, 0, 0, 0),
+        };
+        let mut order: Vec<u32> = events[..finite]
+            .iter()
+            .filter_map(|e| match *e {
+                Event::Call(c) if !returns[c as usize] => Some(c),
+                _ => None,
+            })
+            .collect();
+        // Stable: invocation order within an action.
+        order.sort_by_key(|&c| family(actions[c as usize]));
+        let n = order.len();
+        let width = n.div_ceil(64);
+        let mut bit = vec![NIL; actions.len()];
+        let mut stand_in = vec![0u64; width];
+        let mut writes_of = vec![(NIL, NIL); n];
+        let leaves = |k: usize| {
+            let f = family(actions[order[k] as usize]);
+            (f.0, f.1)
+        };
+        let is_write = |k: usize| matches!(actions[order[k] as usize], Action::Write(_));
+        let mut i = 0;
+        while i < n {
+            let j = (i..n).find(|&k| leaves(k) != leaves(i)).unwrap_or(n);
+            // order[i..j] is one family, its writes first.
+            let w_end = (i..j).find(|&k| !is_write(k)).unwrap_or(j);
+            for k in i..j {
+                bit[order[k] as usize] = k as u32;
+                if w_end > i && k >= w_end {
+                    stand_in[k / 64] |= 1 << (k % 64);
+                    writes_of[k] = (i as u32, w_end as u32);
+                }
+            }
+            i = j;
+        }
+        Crashed {
+            bit,
+            width,
+            stand_in,
+            writes_of,
+        }
     }
 }
 
@@ -272,21 +411,24 @@ fn has(bits: &[u64], i: u32) -> bool {
 }
 
 impl Linearized {
-    fn new(n_calls: usize, events: &[Event], finite: usize, ret: &[u32]) -> Linearized {
-        let mut part = vec![NIL; n_calls];
+    fn new(
+        n_calls: usize,
+        events: &[Event],
+        finite: usize,
+        ret: &[u32],
+        crashed: &Crashed,
+    ) -> Linearized {
+        let mut part = crashed.bit.clone();
         let mut is_finite = vec![false; n_calls];
-        let (mut n_finite, mut n_crashed) = (0u32, 0u32);
+        let mut n_finite = 0u32;
         for e in &events[..finite] {
             if let Event::Call(c) = *e {
                 let c = c as usize;
                 is_finite[c] = (ret[c] as usize) < finite;
-                let counter = if is_finite[c] {
-                    &mut n_finite
-                } else {
-                    &mut n_crashed
-                };
-                part[c] = *counter;
-                *counter += 1;
+                if is_finite[c] {
+                    part[c] = n_finite;
+                    n_finite += 1;
+                }
             }
         }
         Linearized {
@@ -294,7 +436,7 @@ impl Linearized {
             part,
             is_finite,
             finite: vec![0; (n_finite as usize).div_ceil(64)],
-            crashed: vec![0; (n_crashed as usize).div_ceil(64)],
+            crashed: vec![0; crashed.width],
             n_finite,
             watermark: 0,
             n_linearized: 0,
@@ -423,9 +565,10 @@ fn depth_first(
             }
         }
     }
-    let mut lin = Linearized::new(actions.len(), events, finite, &ret);
+    let layout = Crashed::new(actions, events, finite);
+    let mut lin = Linearized::new(actions.len(), events, finite, &ret, &layout);
     let mut above: Vec<u32> = Vec::new();
-    let mut memo = Memo::new(lin.crashed.len());
+    let mut memo = Memo::new(&layout);
     let mut state = INITIAL;
     // (call slot, state before it) of each linearized call, latest last.
     let mut stack: Vec<(u32, u32)> = Vec::new();

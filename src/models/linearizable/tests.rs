@@ -524,9 +524,18 @@ fn agree_with(object: Object, t: &Tiny, depth_first: Option<usize>) -> Result<()
     Ok(())
 }
 
+/// The oracle comparisons' cases: `PROPTEST_CASES`, or 3,000.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000)
+}
+
 proptest! {
-    // 3,000 cases each; PROPTEST_CASES=N runs N.
-    #![proptest_config(ProptestConfig::with_cases(3000))]
+    // 3,000 cases each; PROPTEST_CASES=N runs N (`with_cases` alone would
+    // override the variable).
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn register_search_agrees_with_brute_force(t in tiny_strategy(Object::CasRegister, 1)) {
