@@ -21,7 +21,7 @@
 //!
 //! Depth first is the right order to find a linearization, not to exhaust
 //! the configurations: [`search`] gives it a bounded number of them, then
-//! hands over to the search by layers of `super::layered`.
+//! hands over to the sweep of `super::sweep`.
 
 use super::calls::Event;
 use super::spec::{step, Action, INITIAL};
@@ -37,7 +37,7 @@ pub struct Budget {
     /// Why the budget ran out, once it did.
     pub spent: Option<String>,
     /// Configurations the depth-first search may make before the search
-    /// starts over by layers (see [`search`]); `None`:
+    /// starts over as a sweep (see [`search`]); `None`:
     /// `DEPTH_FIRST_PER_EVENT` per event.
     pub depth_first: Option<usize>,
 }
@@ -121,10 +121,8 @@ fn word(c: u32) -> u64 {
 pub(super) struct Memo {
     /// Words of a crashed-call bit set.
     crash_width: usize,
-    /// [`Crashed::stand_in`].
-    stand_in: Vec<u64>,
-    /// [`Crashed::writes_of`].
-    writes_of: Vec<(u32, u32)>,
+    /// The sets' layout.
+    crashed: Crashed,
     /// The finite part's linearized calls above each entry's watermark.
     above: Vec<u32>,
     entries: Vec<Entry>,
@@ -149,11 +147,10 @@ struct Entry {
 
 impl Memo {
     /// An empty memo of crashed sets laid out by `crashed`.
-    pub(super) fn new(crashed: &Crashed) -> Memo {
+    pub(super) fn new(crashed: Crashed) -> Memo {
         Memo {
             crash_width: crashed.width,
-            stand_in: crashed.stand_in.clone(),
-            writes_of: crashed.writes_of.clone(),
+            crashed,
             above: Vec::new(),
             entries: Vec::new(),
             by_hash: Default::default(),
@@ -177,78 +174,6 @@ impl Memo {
             e = entry.next;
         }
         (first, e)
-    }
-
-    /// Whether the configuration or one that dominates it is there.
-    pub(super) fn covers(
-        &self,
-        h: u64,
-        state: u32,
-        watermark: u32,
-        above: &[u32],
-        crashed: &[u64],
-    ) -> bool {
-        let (_, e) = self.find(h, state, watermark, above);
-        let w = self.crash_width;
-        e != NIL
-            && (w == 0
-                || self.entries[e as usize]
-                    .sets
-                    .chunks_exact(w)
-                    .any(|s| self.dominates(s, crashed)))
-    }
-
-    /// Whether the crashed calls left after taking those of `s` can do all
-    /// that those left after `t` can, so that a configuration with `t`
-    /// reaches nothing one with `s` cannot (same state and finite part).
-    /// Both sets hold crashed calls invoked before the same point (the first
-    /// return of an unlinearized finite call, fixed by the finite part), so
-    /// the calls each leaves are compared as multisets of actions: `t` must
-    /// leave no call of an action that `s` does not leave as often, except
-    /// that a crashed write of `v` left by `s` and taken by `t` stands in
-    /// for a crashed CAS to `v` (it leaves the register at `v` from any
-    /// state). Taking a subset is the plain case.
-    pub(super) fn dominates(&self, s: &[u64], t: &[u64]) -> bool {
-        let mut extra = false;
-        for ((x, y), m) in s.iter().zip(t).zip(&self.stand_in) {
-            let d = x & !y;
-            if d & !m != 0 {
-                return false;
-            }
-            extra |= d != 0;
-        }
-        if !extra {
-            return true;
-        }
-        // Calls of `s` that `t` does not take are CAS calls; those to one
-        // value need as many writes of it taken by `t` and not by `s`. A
-        // family's bits are contiguous, so its CAS calls come in one run.
-        let writes_left = |(a, b): (u32, u32)| {
-            (a..b)
-                .filter(|&i| {
-                    let (w, m) = (i as usize / 64, 1u64 << (i % 64));
-                    t[w] & m != 0 && s[w] & m == 0
-                })
-                .count()
-        };
-        let mut run = (NIL, NIL);
-        let mut need = 0;
-        for (w, (x, y)) in s.iter().zip(t).enumerate() {
-            let mut d = x & !y;
-            while d != 0 {
-                let b = w * 64 + d.trailing_zeros() as usize;
-                d &= d - 1;
-                let r = self.writes_of[b];
-                if r != run {
-                    if need > writes_left(run) {
-                        return false;
-                    }
-                    (run, need) = (r, 0);
-                }
-                need += 1;
-            }
-        }
-        need <= writes_left(run)
     }
 
     /// Adds the configuration (`state`; finite calls below `watermark` and
@@ -280,7 +205,11 @@ impl Memo {
         }
         let w = self.crash_width;
         let mut sets = std::mem::take(&mut self.entries[e as usize].sets);
-        if w == 0 || sets.chunks_exact(w).any(|s| self.dominates(s, crashed)) {
+        if w == 0
+            || sets
+                .chunks_exact(w)
+                .any(|s| self.crashed.dominates(s, crashed))
+        {
             self.entries[e as usize].sets = sets;
             return false;
         }
@@ -288,7 +217,7 @@ impl Memo {
         self.set_words -= sets.len();
         let (mut kept, mut i) = (0, 0);
         while i < sets.len() {
-            if !self.dominates(crashed, &sets[i..i + w]) {
+            if !self.crashed.dominates(crashed, &sets[i..i + w]) {
                 sets.copy_within(i..i + w, kept);
                 kept += w;
             }
@@ -319,6 +248,8 @@ impl Memo {
 pub(super) struct Crashed {
     /// Each call's bit, `NIL` for calls that are not crashed.
     pub bit: Vec<u32>,
+    /// Each bit's call.
+    pub calls: Vec<u32>,
     /// Words of a set.
     pub width: usize,
     /// Bits of crashed CAS calls to a value some crashed write also writes.
@@ -380,10 +311,64 @@ impl Crashed {
         }
         Crashed {
             bit,
+            calls: order,
             width,
             stand_in,
             writes_of,
         }
+    }
+
+    /// Whether the crashed calls left after taking those of `s` can do all
+    /// that those left after `t` can, so that a configuration with `t`
+    /// reaches nothing one with `s` cannot (same state and finite part).
+    /// Both sets hold crashed calls invoked before the same point (the first
+    /// return of an unlinearized finite call, fixed by the finite part), so
+    /// the calls each leaves are compared as multisets of actions: `t` must
+    /// leave no call of an action that `s` does not leave as often, except
+    /// that a crashed write of `v` left by `s` and taken by `t` stands in
+    /// for a crashed CAS to `v` (it leaves the register at `v` from any
+    /// state). Taking a subset is the plain case.
+    pub(super) fn dominates(&self, s: &[u64], t: &[u64]) -> bool {
+        let mut extra = false;
+        for ((x, y), m) in s.iter().zip(t).zip(&self.stand_in) {
+            let d = x & !y;
+            if d & !m != 0 {
+                return false;
+            }
+            extra |= d != 0;
+        }
+        if !extra {
+            return true;
+        }
+        // Calls of `s` that `t` does not take are CAS calls; those to one
+        // value need as many writes of it taken by `t` and not by `s`. A
+        // family's bits are contiguous, so its CAS calls come in one run.
+        let writes_left = |(a, b): (u32, u32)| {
+            (a..b)
+                .filter(|&i| {
+                    let (w, m) = (i as usize / 64, 1u64 << (i % 64));
+                    t[w] & m != 0 && s[w] & m == 0
+                })
+                .count()
+        };
+        let mut run = (NIL, NIL);
+        let mut need = 0;
+        for (w, (x, y)) in s.iter().zip(t).enumerate() {
+            let mut d = x & !y;
+            while d != 0 {
+                let b = w * 64 + d.trailing_zeros() as usize;
+                d &= d - 1;
+                let r = self.writes_of[b];
+                if r != run {
+                    if need > writes_left(run) {
+                        return false;
+                    }
+                    (run, need) = (r, 0);
+                }
+                need += 1;
+            }
+        }
+        need <= writes_left(run)
     }
 }
 
@@ -494,9 +479,9 @@ impl Linearized {
 /// Depth first first: on a linearizable history it goes straight to a
 /// linearization. When that has explored `DEPTH_FIRST_PER_EVENT` times
 /// as many configurations as there are events without deciding, the
-/// history is likely not linearizable, and the search starts over by
-/// layers (`super::layered`), which explores each configuration that is
-/// not dominated once.
+/// history is likely not linearizable, and the search starts over as a
+/// sweep (`super::sweep`), which makes each configuration that is not
+/// dominated once, count of `:ok` calls by count.
 pub fn search(
     actions: &[Action],
     events: &[Event],
@@ -516,7 +501,7 @@ pub fn search(
         return ended;
     }
     // Linearizations the depth-first search showed are not shown again.
-    super::layered::layered(actions, events, finite, budget, &mut |f: Found| {
+    super::sweep::sweep(actions, events, finite, budget, &mut |f: Found| {
         !seen.contains(&(f.state, f.bits.to_vec())) && visit(f)
     })
 }
@@ -568,7 +553,7 @@ fn depth_first(
     let layout = Crashed::new(actions, events, finite);
     let mut lin = Linearized::new(actions.len(), events, finite, &ret, &layout);
     let mut above: Vec<u32> = Vec::new();
-    let mut memo = Memo::new(&layout);
+    let mut memo = Memo::new(layout);
     let mut state = INITIAL;
     // (call slot, state before it) of each linearized call, latest last.
     let mut stack: Vec<(u32, u32)> = Vec::new();

@@ -343,8 +343,8 @@ struct Tiny {
     order: Vec<(usize, bool)>,
     calls: Vec<(String, &'static str)>,
     lanes: usize,
-    /// Configurations the depth-first search makes before the search by
-    /// layers takes over, in one of the runs.
+    /// Configurations the depth-first search makes before the sweep takes
+    /// over, in one of the runs.
     switch: usize,
 }
 
@@ -470,8 +470,8 @@ fn brute(calls: &Calls, len: usize) -> bool {
 }
 
 fn agree(object: Object, t: &Tiny) -> Result<(), TestCaseError> {
-    // The default search (depth first, which decides these), the search by
-    // layers alone, and the depth-first one giving way to it midway.
+    // The default search (depth first, which decides these), the sweep
+    // alone, and the depth-first one giving way to it midway.
     for depth_first in [None, Some(0), Some(t.switch)] {
         agree_with(object, t, depth_first)?;
     }
