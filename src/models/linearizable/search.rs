@@ -113,7 +113,7 @@ fn word(c: u32) -> u64 {
 ///   concurrency, not its length.
 /// - crashed calls, as a bit set laid out by [`Crashed`]. A configuration
 ///   is dominated by one seen with the same state and finite part whose
-///   crashed calls left can do all that its own can ([`Memo::dominates`]),
+///   crashed calls left can do all that its own can ([`Crashed::dominates`]),
 ///   and pruned: whatever follows it can follow the other, each crashed
 ///   call taking effect at most once, or never. This keeps a
 ///   non-linearizable history with crashed writes from listing every subset
@@ -238,26 +238,28 @@ impl Memo {
 }
 
 /// Where each crashed call sits in a crashed-call bit set. Crashed calls
-/// are those invoked in `events[..finite]` that return at infinity. They
-/// are laid out by the value they leave the register at (a family: writes
-/// of `v`, then CAS calls to `v`), then by action, then in invocation
-/// order. Of the crashed calls of one action only the earliest not taken
-/// may be taken (they are interchangeable, and it is free the soonest), so
-/// a set holds a prefix of each action's run, and a family's CAS calls are
-/// one run of bits, which [`Memo::dominates`] relies on.
+/// are those invoked in `events[..finite]` that return at infinity; they
+/// are laid out by action, then in invocation order. Of the crashed calls
+/// of one action only the earliest not taken may be taken (they are
+/// interchangeable, and it is free the soonest), so a set holds a prefix of
+/// each action's run of bits.
 pub(super) struct Crashed {
     /// Each call's bit, `NIL` for calls that are not crashed.
     pub bit: Vec<u32>,
     /// Each bit's call.
     pub calls: Vec<u32>,
+    /// Each bit's action.
+    actions: Vec<Action>,
     /// Words of a set.
     pub width: usize,
-    /// Bits of crashed CAS calls to a value some crashed write also writes.
-    stand_in: Vec<u64>,
-    /// For each bit of `stand_in`, the bits of that value's crashed writes
-    /// (start, end).
-    writes_of: Vec<(u32, u32)>,
 }
+
+/// The most calls on either side of the difference of two crashed sets
+/// [`Crashed::dominates`] compares (beyond: not dominated).
+const MAX_DIFFERENCE: usize = 16;
+
+/// Steps of one [`Crashed::dominates`] comparison (beyond: not dominated).
+const MAX_STEPS: u32 = 256;
 
 impl Crashed {
     pub(super) fn new(actions: &[Action], events: &[Event], finite: usize) -> Crashed {
@@ -267,16 +269,14 @@ impl Crashed {
                 returns[c as usize] = true;
             }
         }
-        // The value a call leaves the register at, whatever it was: writes
-        // first in their family.
-        let family = |a: Action| match a {
-            Action::Write(v) => (0, v, 0, 0),
-            Action::Cas(x, v) => (0, v, 1, x),
-            Action::Read(v) => (1, v.unwrap_or(NIL), 0, 0),
-            Action::Acquire => (2, 0, 0, 0),
-            Action::Release => (3, 0, 0, 0),
+        let key = |a: Action| match a {
+            Action::Write(v) => (0, v, 0),
+            Action::Cas(x, v) => (1, x, v),
+            Action::Read(v) => (2, v.unwrap_or(NIL), 0),
+            Action::Acquire => (3, 0, 0),
+            Action::Release => (4, 0, 0),
         };
-        let mut order: Vec<u32> = events[..finite]
+        let mut calls: Vec<u32> = events[..finite]
             .iter()
             .filter_map(|e| match *e {
                 Event::Call(c) if !returns[c as usize] => Some(c),
@@ -284,37 +284,16 @@ impl Crashed {
             })
             .collect();
         // Stable: invocation order within an action.
-        order.sort_by_key(|&c| family(actions[c as usize]));
-        let n = order.len();
-        let width = n.div_ceil(64);
+        calls.sort_by_key(|&c| key(actions[c as usize]));
         let mut bit = vec![NIL; actions.len()];
-        let mut stand_in = vec![0u64; width];
-        let mut writes_of = vec![(NIL, NIL); n];
-        let leaves = |k: usize| {
-            let f = family(actions[order[k] as usize]);
-            (f.0, f.1)
-        };
-        let is_write = |k: usize| matches!(actions[order[k] as usize], Action::Write(_));
-        let mut i = 0;
-        while i < n {
-            let j = (i..n).find(|&k| leaves(k) != leaves(i)).unwrap_or(n);
-            // order[i..j] is one family, its writes first.
-            let w_end = (i..j).find(|&k| !is_write(k)).unwrap_or(j);
-            for k in i..j {
-                bit[order[k] as usize] = k as u32;
-                if w_end > i && k >= w_end {
-                    stand_in[k / 64] |= 1 << (k % 64);
-                    writes_of[k] = (i as u32, w_end as u32);
-                }
-            }
-            i = j;
+        for (b, &c) in calls.iter().enumerate() {
+            bit[c as usize] = b as u32;
         }
         Crashed {
             bit,
-            calls: order,
-            width,
-            stand_in,
-            writes_of,
+            actions: calls.iter().map(|&c| actions[c as usize]).collect(),
+            width: calls.len().div_ceil(64),
+            calls,
         }
     }
 
@@ -323,53 +302,100 @@ impl Crashed {
     /// reaches nothing one with `s` cannot (same state and finite part).
     /// Both sets hold crashed calls invoked before the same point (the first
     /// return of an unlinearized finite call, fixed by the finite part), so
-    /// the calls each leaves are compared as multisets of actions: `t` must
-    /// leave no call of an action that `s` does not leave as often, except
-    /// that a crashed write of `v` left by `s` and taken by `t` stands in
-    /// for a crashed CAS to `v` (it leaves the register at `v` from any
-    /// state). Taking a subset is the plain case.
+    /// what each leaves is all free from here on. What `t` leaves and `s`
+    /// does not (calls `s` took) must each be done by calls `s` leaves and
+    /// `t` does not (calls `t` took), a chain of them in a row, no call in
+    /// two chains: a write of `v` does a CAS to `v`; a write of 1 then a
+    /// CAS from 1 to 4 do a write of 4. Taking a subset is the plain case.
+    /// A difference too big to compare counts as not dominated, which only
+    /// prunes less.
     pub(super) fn dominates(&self, s: &[u64], t: &[u64]) -> bool {
-        let mut extra = false;
-        for ((x, y), m) in s.iter().zip(t).zip(&self.stand_in) {
-            let d = x & !y;
-            if d & !m != 0 {
-                return false;
-            }
-            extra |= d != 0;
+        let (mut nd, mut ne) = (0u32, 0u32);
+        for (x, y) in s.iter().zip(t) {
+            nd += (x & !y).count_ones();
+            ne += (y & !x).count_ones();
         }
-        if !extra {
+        if nd == 0 {
             return true;
         }
-        // Calls of `s` that `t` does not take are CAS calls; those to one
-        // value need as many writes of it taken by `t` and not by `s`. A
-        // family's bits are contiguous, so its CAS calls come in one run.
-        let writes_left = |(a, b): (u32, u32)| {
-            (a..b)
-                .filter(|&i| {
-                    let (w, m) = (i as usize / 64, 1u64 << (i % 64));
-                    t[w] & m != 0 && s[w] & m == 0
-                })
-                .count()
-        };
-        let mut run = (NIL, NIL);
-        let mut need = 0;
+        if ne < nd || ne as usize > MAX_DIFFERENCE {
+            return false;
+        }
+        let mut d = [Action::Acquire; MAX_DIFFERENCE];
+        let mut e = [Action::Acquire; MAX_DIFFERENCE];
+        let (mut i, mut j) = (0, 0);
         for (w, (x, y)) in s.iter().zip(t).enumerate() {
-            let mut d = x & !y;
-            while d != 0 {
-                let b = w * 64 + d.trailing_zeros() as usize;
-                d &= d - 1;
-                let r = self.writes_of[b];
-                if r != run {
-                    if need > writes_left(run) {
-                        return false;
-                    }
-                    (run, need) = (r, 0);
-                }
-                need += 1;
+            let (mut xd, mut xe) = (x & !y, y & !x);
+            while xd != 0 {
+                d[i] = self.actions[w * 64 + xd.trailing_zeros() as usize];
+                xd &= xd - 1;
+                i += 1;
+            }
+            while xe != 0 {
+                e[j] = self.actions[w * 64 + xe.trailing_zeros() as usize];
+                xe &= xe - 1;
+                j += 1;
             }
         }
-        need <= writes_left(run)
+        cover(&d[..i], &e[..j], 0, &mut 0)
     }
+}
+
+/// Whether each call of `todo` can be done by a chain of calls of `by`, no
+/// call in two chains nor in `used` (a bit set over `by`), within
+/// `MAX_STEPS` (`steps` counts them).
+fn cover(todo: &[Action], by: &[Action], used: u32, steps: &mut u32) -> bool {
+    let Some((&first, rest)) = todo.split_first() else {
+        return true;
+    };
+    // From the state it needs (a write: any, so the chain must begin with a
+    // write) to the state it leaves.
+    let (from, to) = match first {
+        Action::Write(v) => (None, v),
+        Action::Cas(x, v) => (Some(x), v),
+        Action::Acquire => (Some(0), 1),
+        Action::Release => (Some(1), 0),
+        Action::Read(_) => return false,
+    };
+    chain(from, to, by, used, rest, steps)
+}
+
+/// Whether a chain of calls of `by` not in `used` leads from `at` (`None`:
+/// any state) to `to`, the rest of `todo` still covered by what is left.
+fn chain(
+    at: Option<u32>,
+    to: u32,
+    by: &[Action],
+    used: u32,
+    todo: &[Action],
+    steps: &mut u32,
+) -> bool {
+    for (i, &a) in by.iter().enumerate() {
+        if used & (1 << i) != 0 {
+            continue;
+        }
+        *steps += 1;
+        if *steps > MAX_STEPS {
+            return false;
+        }
+        let next = match (at, a) {
+            (None, Action::Write(v)) => v,
+            (None, _) => continue,
+            (Some(st), _) => match step(st, a) {
+                Some(n) if n != st => n,
+                _ => continue,
+            },
+        };
+        let used = used | 1 << i;
+        if next == to {
+            if cover(todo, by, used, steps) {
+                return true;
+            }
+        } else if chain(Some(next), to, by, used, todo, steps) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The set of linearized calls, kept three ways: a bit set over all calls
