@@ -8,10 +8,10 @@
 
 pub mod calls;
 pub mod keys;
-mod layered;
 pub mod search;
 pub mod spec;
 pub mod svg;
+mod sweep;
 
 use super::{datum_json, op_json, op_text, valid_json, Ops};
 use crate::history::error::ReadError;

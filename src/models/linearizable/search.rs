@@ -21,7 +21,7 @@
 //!
 //! Depth first is the right order to find a linearization, not to exhaust
 //! the configurations: [`search`] gives it a bounded number of them, then
-//! hands over to the search by layers of `super::layered`.
+//! hands over to the sweep of `super::sweep`.
 
 use super::calls::Event;
 use super::spec::{step, Action, INITIAL};
@@ -37,7 +37,7 @@ pub struct Budget {
     /// Why the budget ran out, once it did.
     pub spent: Option<String>,
     /// Configurations the depth-first search may make before the search
-    /// starts over by layers (see [`search`]); `None`:
+    /// starts over as a sweep (see [`search`]); `None`:
     /// `DEPTH_FIRST_PER_EVENT` per event.
     pub depth_first: Option<usize>,
 }
@@ -111,16 +111,18 @@ fn word(c: u32) -> u64 {
 ///   linearized, so the watermark and the few linearized above it (calls
 ///   concurrent with it) say which. A memo entry costs the history's
 ///   concurrency, not its length.
-/// - crashed calls, as a bit set of their own. A configuration whose
-///   crashed calls include those of one seen with the same state and finite
-///   part is dominated by it and pruned: whatever follows the bigger set can
-///   follow the smaller one, the extra crashed calls never taking effect
-///   (a crashed call may take effect at most once, or never). This keeps a
+/// - crashed calls, as a bit set laid out by [`Crashed`]. A configuration
+///   is dominated by one seen with the same state and finite part whose
+///   crashed calls left can do all that its own can ([`Crashed::dominates`]),
+///   and pruned: whatever follows it can follow the other, each crashed
+///   call taking effect at most once, or never. This keeps a
 ///   non-linearizable history with crashed writes from listing every subset
 ///   of them that has taken effect.
 pub(super) struct Memo {
     /// Words of a crashed-call bit set.
     crash_width: usize,
+    /// The sets' layout.
+    crashed: Crashed,
     /// The finite part's linearized calls above each entry's watermark.
     above: Vec<u32>,
     entries: Vec<Entry>,
@@ -144,10 +146,11 @@ struct Entry {
 }
 
 impl Memo {
-    /// An empty memo of crashed sets `crash_width` words wide.
-    pub(super) fn new(crash_width: usize) -> Memo {
+    /// An empty memo of crashed sets laid out by `crashed`.
+    pub(super) fn new(crashed: Crashed) -> Memo {
         Memo {
-            crash_width,
+            crash_width: crashed.width,
+            crashed,
             above: Vec::new(),
             entries: Vec::new(),
             by_hash: Default::default(),
@@ -171,25 +174,6 @@ impl Memo {
             e = entry.next;
         }
         (first, e)
-    }
-
-    /// Whether the configuration or one that dominates it is there.
-    pub(super) fn covers(
-        &self,
-        h: u64,
-        state: u32,
-        watermark: u32,
-        above: &[u32],
-        crashed: &[u64],
-    ) -> bool {
-        let (_, e) = self.find(h, state, watermark, above);
-        let w = self.crash_width;
-        e != NIL
-            && (w == 0
-                || self.entries[e as usize]
-                    .sets
-                    .chunks_exact(w)
-                    .any(|s| s.iter().zip(crashed).all(|(x, y)| x & !y == 0)))
     }
 
     /// Adds the configuration (`state`; finite calls below `watermark` and
@@ -220,16 +204,20 @@ impl Memo {
             return true;
         }
         let w = self.crash_width;
-        let sets = &mut self.entries[e as usize].sets;
-        let subset = |s: &[u64], t: &[u64]| s.iter().zip(t).all(|(x, y)| x & !y == 0);
-        if w == 0 || sets.chunks_exact(w).any(|s| subset(s, crashed)) {
+        let mut sets = std::mem::take(&mut self.entries[e as usize].sets);
+        if w == 0
+            || sets
+                .chunks_exact(w)
+                .any(|s| self.crashed.dominates(s, crashed))
+        {
+            self.entries[e as usize].sets = sets;
             return false;
         }
         // Sets the new one dominates can prune nothing it cannot.
         self.set_words -= sets.len();
         let (mut kept, mut i) = (0, 0);
         while i < sets.len() {
-            if !subset(crashed, &sets[i..i + w]) {
+            if !self.crashed.dominates(crashed, &sets[i..i + w]) {
                 sets.copy_within(i..i + w, kept);
                 kept += w;
             }
@@ -238,6 +226,7 @@ impl Memo {
         sets.truncate(kept);
         sets.extend_from_slice(crashed);
         self.set_words += sets.len();
+        self.entries[e as usize].sets = sets;
         true
     }
 
@@ -246,6 +235,167 @@ impl Memo {
     pub(super) fn words(&self) -> usize {
         self.above.len() / 2 + self.entries.len() * 9 + self.set_words
     }
+}
+
+/// Where each crashed call sits in a crashed-call bit set. Crashed calls
+/// are those invoked in `events[..finite]` that return at infinity; they
+/// are laid out by action, then in invocation order. Of the crashed calls
+/// of one action only the earliest not taken may be taken (they are
+/// interchangeable, and it is free the soonest), so a set holds a prefix of
+/// each action's run of bits.
+pub(super) struct Crashed {
+    /// Each call's bit, `NIL` for calls that are not crashed.
+    pub bit: Vec<u32>,
+    /// Each bit's call.
+    pub calls: Vec<u32>,
+    /// Each bit's action.
+    actions: Vec<Action>,
+    /// Words of a set.
+    pub width: usize,
+}
+
+/// The most calls on either side of the difference of two crashed sets
+/// [`Crashed::dominates`] compares (beyond: not dominated).
+const MAX_DIFFERENCE: usize = 16;
+
+/// Steps of one [`Crashed::dominates`] comparison (beyond: not dominated).
+const MAX_STEPS: u32 = 256;
+
+impl Crashed {
+    pub(super) fn new(actions: &[Action], events: &[Event], finite: usize) -> Crashed {
+        let mut returns = vec![false; actions.len()];
+        for e in &events[..finite] {
+            if let Event::Return(c) = *e {
+                returns[c as usize] = true;
+            }
+        }
+        let key = |a: Action| match a {
+            Action::Write(v) => (0, v, 0),
+            Action::Cas(x, v) => (1, x, v),
+            Action::Read(v) => (2, v.unwrap_or(NIL), 0),
+            Action::Acquire => (3, 0, 0),
+            Action::Release => (4, 0, 0),
+        };
+        let mut calls: Vec<u32> = events[..finite]
+            .iter()
+            .filter_map(|e| match *e {
+                Event::Call(c) if !returns[c as usize] => Some(c),
+                _ => None,
+            })
+            .collect();
+        // Stable: invocation order within an action.
+        calls.sort_by_key(|&c| key(actions[c as usize]));
+        let mut bit = vec![NIL; actions.len()];
+        for (b, &c) in calls.iter().enumerate() {
+            bit[c as usize] = b as u32;
+        }
+        Crashed {
+            bit,
+            actions: calls.iter().map(|&c| actions[c as usize]).collect(),
+            width: calls.len().div_ceil(64),
+            calls,
+        }
+    }
+
+    /// Whether the crashed calls left after taking those of `s` can do all
+    /// that those left after `t` can, so that a configuration with `t`
+    /// reaches nothing one with `s` cannot (same state and finite part).
+    /// Both sets hold crashed calls invoked before the same point (the first
+    /// return of an unlinearized finite call, fixed by the finite part), so
+    /// what each leaves is all free from here on. What `t` leaves and `s`
+    /// does not (calls `s` took) must each be done by calls `s` leaves and
+    /// `t` does not (calls `t` took), a chain of them in a row, no call in
+    /// two chains: a write of `v` does a CAS to `v`; a write of 1 then a
+    /// CAS from 1 to 4 do a write of 4. Taking a subset is the plain case.
+    /// A difference too big to compare counts as not dominated, which only
+    /// prunes less.
+    pub(super) fn dominates(&self, s: &[u64], t: &[u64]) -> bool {
+        let (mut nd, mut ne) = (0u32, 0u32);
+        for (x, y) in s.iter().zip(t) {
+            nd += (x & !y).count_ones();
+            ne += (y & !x).count_ones();
+        }
+        if nd == 0 {
+            return true;
+        }
+        if ne < nd || ne as usize > MAX_DIFFERENCE {
+            return false;
+        }
+        let mut d = [Action::Acquire; MAX_DIFFERENCE];
+        let mut e = [Action::Acquire; MAX_DIFFERENCE];
+        let (mut i, mut j) = (0, 0);
+        for (w, (x, y)) in s.iter().zip(t).enumerate() {
+            let (mut xd, mut xe) = (x & !y, y & !x);
+            while xd != 0 {
+                d[i] = self.actions[w * 64 + xd.trailing_zeros() as usize];
+                xd &= xd - 1;
+                i += 1;
+            }
+            while xe != 0 {
+                e[j] = self.actions[w * 64 + xe.trailing_zeros() as usize];
+                xe &= xe - 1;
+                j += 1;
+            }
+        }
+        cover(&d[..i], &e[..j], 0, &mut 0)
+    }
+}
+
+/// Whether each call of `todo` can be done by a chain of calls of `by`, no
+/// call in two chains nor in `used` (a bit set over `by`), within
+/// `MAX_STEPS` (`steps` counts them).
+fn cover(todo: &[Action], by: &[Action], used: u32, steps: &mut u32) -> bool {
+    let Some((&first, rest)) = todo.split_first() else {
+        return true;
+    };
+    // From the state it needs (a write: any, so the chain must begin with a
+    // write) to the state it leaves.
+    let (from, to) = match first {
+        Action::Write(v) => (None, v),
+        Action::Cas(x, v) => (Some(x), v),
+        Action::Acquire => (Some(0), 1),
+        Action::Release => (Some(1), 0),
+        Action::Read(_) => return false,
+    };
+    chain(from, to, by, used, rest, steps)
+}
+
+/// Whether a chain of calls of `by` not in `used` leads from `at` (`None`:
+/// any state) to `to`, the rest of `todo` still covered by what is left.
+fn chain(
+    at: Option<u32>,
+    to: u32,
+    by: &[Action],
+    used: u32,
+    todo: &[Action],
+    steps: &mut u32,
+) -> bool {
+    for (i, &a) in by.iter().enumerate() {
+        if used & (1 << i) != 0 {
+            continue;
+        }
+        *steps += 1;
+        if *steps > MAX_STEPS {
+            return false;
+        }
+        let next = match (at, a) {
+            (None, Action::Write(v)) => v,
+            (None, _) => continue,
+            (Some(st), _) => match step(st, a) {
+                Some(n) if n != st => n,
+                _ => continue,
+            },
+        };
+        let used = used | 1 << i;
+        if next == to {
+            if cover(todo, by, used, steps) {
+                return true;
+            }
+        } else if chain(Some(next), to, by, used, todo, steps) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The set of linearized calls, kept three ways: a bit set over all calls
@@ -272,21 +422,24 @@ fn has(bits: &[u64], i: u32) -> bool {
 }
 
 impl Linearized {
-    fn new(n_calls: usize, events: &[Event], finite: usize, ret: &[u32]) -> Linearized {
-        let mut part = vec![NIL; n_calls];
+    fn new(
+        n_calls: usize,
+        events: &[Event],
+        finite: usize,
+        ret: &[u32],
+        crashed: &Crashed,
+    ) -> Linearized {
+        let mut part = crashed.bit.clone();
         let mut is_finite = vec![false; n_calls];
-        let (mut n_finite, mut n_crashed) = (0u32, 0u32);
+        let mut n_finite = 0u32;
         for e in &events[..finite] {
             if let Event::Call(c) = *e {
                 let c = c as usize;
                 is_finite[c] = (ret[c] as usize) < finite;
-                let counter = if is_finite[c] {
-                    &mut n_finite
-                } else {
-                    &mut n_crashed
-                };
-                part[c] = *counter;
-                *counter += 1;
+                if is_finite[c] {
+                    part[c] = n_finite;
+                    n_finite += 1;
+                }
             }
         }
         Linearized {
@@ -294,7 +447,7 @@ impl Linearized {
             part,
             is_finite,
             finite: vec![0; (n_finite as usize).div_ceil(64)],
-            crashed: vec![0; (n_crashed as usize).div_ceil(64)],
+            crashed: vec![0; crashed.width],
             n_finite,
             watermark: 0,
             n_linearized: 0,
@@ -352,9 +505,9 @@ impl Linearized {
 /// Depth first first: on a linearizable history it goes straight to a
 /// linearization. When that has explored `DEPTH_FIRST_PER_EVENT` times
 /// as many configurations as there are events without deciding, the
-/// history is likely not linearizable, and the search starts over by
-/// layers (`super::layered`), which explores each configuration that is
-/// not dominated once.
+/// history is likely not linearizable, and the search starts over as a
+/// sweep (`super::sweep`), which makes each configuration that is not
+/// dominated once, count of `:ok` calls by count.
 pub fn search(
     actions: &[Action],
     events: &[Event],
@@ -374,7 +527,7 @@ pub fn search(
         return ended;
     }
     // Linearizations the depth-first search showed are not shown again.
-    super::layered::layered(actions, events, finite, budget, &mut |f: Found| {
+    super::sweep::sweep(actions, events, finite, budget, &mut |f: Found| {
         !seen.contains(&(f.state, f.bits.to_vec())) && visit(f)
     })
 }
@@ -423,9 +576,10 @@ fn depth_first(
             }
         }
     }
-    let mut lin = Linearized::new(actions.len(), events, finite, &ret);
+    let layout = Crashed::new(actions, events, finite);
+    let mut lin = Linearized::new(actions.len(), events, finite, &ret, &layout);
     let mut above: Vec<u32> = Vec::new();
-    let mut memo = Memo::new(lin.crashed.len());
+    let mut memo = Memo::new(layout);
     let mut state = INITIAL;
     // (call slot, state before it) of each linearized call, latest last.
     let mut stack: Vec<(u32, u32)> = Vec::new();

@@ -343,8 +343,8 @@ struct Tiny {
     order: Vec<(usize, bool)>,
     calls: Vec<(String, &'static str)>,
     lanes: usize,
-    /// Configurations the depth-first search makes before the search by
-    /// layers takes over, in one of the runs.
+    /// Configurations the depth-first search makes before the sweep takes
+    /// over, in one of the runs.
     switch: usize,
 }
 
@@ -354,6 +354,17 @@ struct Tiny {
 /// things more often).
 fn tiny_strategy(object: Object, crashed: u32) -> impl Strategy<Value = Tiny> {
     let (values, max_calls) = if crashed > 1 { (2, 10) } else { (3, 8) };
+    sized_strategy(object, crashed, values, max_calls)
+}
+
+/// [`tiny_strategy`] with values `0..values` and up to `max_calls - 1`
+/// calls.
+fn sized_strategy(
+    object: Object,
+    crashed: u32,
+    values: u32,
+    max_calls: usize,
+) -> impl Strategy<Value = Tiny> {
     let op = match object {
         Object::CasRegister => prop_oneof![
             (0..values).prop_map(|v| format!(":f :write, :value {v}")),
@@ -470,8 +481,8 @@ fn brute(calls: &Calls, len: usize) -> bool {
 }
 
 fn agree(object: Object, t: &Tiny) -> Result<(), TestCaseError> {
-    // The default search (depth first, which decides these), the search by
-    // layers alone, and the depth-first one giving way to it midway.
+    // The default search (depth first, which decides these), the sweep
+    // alone, and the depth-first one giving way to it midway.
     for depth_first in [None, Some(0), Some(t.switch)] {
         agree_with(object, t, depth_first)?;
     }
@@ -524,9 +535,18 @@ fn agree_with(object: Object, t: &Tiny, depth_first: Option<usize>) -> Result<()
     Ok(())
 }
 
+/// The oracle comparisons' cases: `PROPTEST_CASES`, or 3,000.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000)
+}
+
 proptest! {
-    // 3,000 cases each; PROPTEST_CASES=N runs N.
-    #![proptest_config(ProptestConfig::with_cases(3000))]
+    // 3,000 cases each; PROPTEST_CASES=N runs N (`with_cases` alone would
+    // override the variable).
+    #![proptest_config(ProptestConfig::with_cases(cases()))]
 
     #[test]
     fn register_search_agrees_with_brute_force(t in tiny_strategy(Object::CasRegister, 1)) {
@@ -541,6 +561,16 @@ proptest! {
     #[test]
     fn register_search_agrees_with_brute_force_when_many_crash(
         t in tiny_strategy(Object::CasRegister, 4)
+    ) {
+        agree(Object::CasRegister, &t)?;
+    }
+
+    /// Three values and up to 11 calls, half crashed: crashed calls that
+    /// chain (a write of 1 then a CAS from 1 to 2 doing a write of 2), which
+    /// the dominance of crashed sets relies on.
+    #[test]
+    fn register_search_agrees_with_brute_force_when_crashed_calls_chain(
+        t in sized_strategy(Object::CasRegister, 4, 3, 12)
     ) {
         agree(Object::CasRegister, &t)?;
     }
