@@ -32,6 +32,7 @@
 
 pub mod dag;
 pub mod problem;
+pub mod rc_order;
 pub mod read_committed;
 pub mod register;
 pub mod replay;

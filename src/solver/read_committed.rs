@@ -48,7 +48,9 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
         Err(problem::Extract::Undecided(r)) => return verdict(level, Validity::Unknown, r),
     };
     if limits.witness_first {
-        if let Some(mut v) = witness_first(h, &keys) {
+        // The replay with backtracking may use a quarter of the time.
+        let deadline = t0 + std::time::Duration::from_millis(limits.time_ms / 4);
+        if let Some(mut v) = witness_first(h, &keys, deadline) {
             v.anomaly = internal.map(DupAnomaly::from);
             return v;
         }
@@ -82,14 +84,15 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
     v
 }
 
-/// A witness without search, if one of four cheap guesses replays: the
-/// `ok` transactions in completion order (a read-committed database makes
+/// A witness without search, if one of these guesses replays: the `ok`
+/// transactions in completion order (a read-committed database makes
 /// writes visible at commit, which precedes completion); each run of a key
 /// filled by its candidates in completion order ([`by_completion`]); the
-/// snapshot replay's placement as a commit order; a snapshot or serial
-/// execution found by replay (either is a read-committed one).
-/// `None` leaves the question to the solver.
-fn witness_first(h: &History, keys: &[problem::KeyFacts]) -> Option<DupVerdict> {
+/// read-committed replay with backtracking ([`super::rc_order`], until
+/// `deadline`); the snapshot replay's placement as a commit order; a
+/// snapshot or serial execution found by replay (either is a
+/// read-committed one). `None` leaves the question to the solver.
+fn witness_first(h: &History, keys: &[problem::KeyFacts], deadline: Instant) -> Option<DupVerdict> {
     let mut done: Vec<TxnId> = (0..h.txns.len() as TxnId)
         .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
         .collect();
@@ -98,6 +101,11 @@ fn witness_first(h: &History, keys: &[problem::KeyFacts]) -> Option<DupVerdict> 
         return Some(replayed(h, done));
     }
     if let Some(order) = by_completion(h, keys) {
+        if witness::check_read_committed(h, &order).is_ok() {
+            return Some(replayed(h, order));
+        }
+    }
+    if let Some(order) = super::rc_order::rc_order(h, keys, deadline) {
         if witness::check_read_committed(h, &order).is_ok() {
             return Some(replayed(h, order));
         }
