@@ -84,6 +84,19 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
     v
 }
 
+/// What the reads alone show before any choice, as read committed's
+/// extraction finds it: a transaction that saw two states of a key or
+/// missed its own appends (internal), reads no order of whole blocks
+/// explains, ... The caller keeps those every choice shares; a model they
+/// rule out needs no search (read atomic with a non-repeatable read).
+pub fn read_finding(h: &History, limits: &Limits) -> Option<DupAnomaly> {
+    match problem::extract_with(h, limits.max_alternatives, false) {
+        Ok((_, internal)) => internal.map(DupAnomaly::from),
+        Err(problem::Extract::Contradiction(c)) => Some((*c).into()),
+        Err(problem::Extract::Undecided(_)) => None,
+    }
+}
+
 /// A witness without search, if one of these guesses replays: the `ok`
 /// transactions in completion order (a read-committed database makes
 /// writes visible at commit, which precedes completion); each run of a key
