@@ -26,7 +26,7 @@
 
 use super::problem::KeyFacts;
 use crate::history::{History, Outcome, TxnId, ValId};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 /// How many open transactions past the first one, in completion order, may
@@ -51,7 +51,9 @@ const CLOCK_EVERY: usize = 1024;
 pub fn rc_order(h: &History, keys: &[KeyFacts], deadline: Instant) -> Option<Vec<TxnId>> {
     let mut st = State::new(h, keys);
     let n = st.queue.len();
-    let mut dead: FxHashSet<u64> = FxHashSet::default();
+    // Sets of committed transactions known to lead nowhere, with the keys
+    // their dead ends were blamed on.
+    let mut dead: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     let mut frames: Vec<Frame> = Vec::new();
     let budget = STEPS_PER_TXN * n + 10_000;
     let mut steps = 0usize;
@@ -86,41 +88,56 @@ pub fn rc_order(h: &History, keys: &[KeyFacts], deadline: Instant) -> Option<Vec
             }
             let f = frames.last_mut()?;
             st.undo_to(f.top);
-            let pick = f.cands[f.next..]
-                .iter()
-                .position(|&t| !dead.contains(&(st.hash ^ st.zobrist[t as usize])));
-            let Some(i) = pick else {
-                let mut conflict = std::mem::take(&mut f.conflict);
-                // The deepest earlier depth whose commits touched the conflict.
-                let below = frames.len() - 1;
-                let target = (0..below)
+            // Skipping a dead candidate takes on the blame of its dead end.
+            let mut pick = None;
+            while let Some(&t) = f.cands.get(f.next) {
+                match dead.get(&(st.hash ^ st.zobrist[t as usize])) {
+                    Some(keys) => {
+                        merge(&mut f.conflict, keys);
+                        f.next += 1;
+                    }
+                    None => {
+                        pick = Some(t);
+                        break;
+                    }
+                }
+            }
+            let Some(t) = pick else {
+                let conflict = std::mem::take(&mut f.conflict);
+                // The deepest earlier depth whose commits touched the
+                // conflict; none: no choice made could have avoided it.
+                let target = (0..frames.len() - 1)
                     .rev()
-                    .find(|&g| st.touches(&frames[g], &conflict))
-                    .unwrap_or(below.saturating_sub(1));
+                    .find(|&g| st.touches(&frames[g], &conflict))?;
                 while frames.len() > target + 1 {
                     let f = frames.pop().expect("above the target");
                     st.undo_to(f.top);
-                    dead.insert(st.hash);
+                    dead.insert(st.hash, conflict.clone());
                     st.undo_to(f.base);
-                    dead.insert(st.hash);
+                    dead.insert(st.hash, conflict.clone());
                     steps += f.top - f.base;
                 }
                 let g = frames.last_mut()?;
-                conflict.retain(|k| !g.conflict.contains(k));
-                g.conflict.extend(conflict);
+                merge(&mut g.conflict, &conflict);
                 continue;
             };
-            let t = f.cands[f.next + i];
-            f.next += i + 1;
+            f.next += 1;
             match st.commit(t) {
                 Ok(()) => break,
                 Err(k) => {
-                    if !f.conflict.contains(&k) {
-                        f.conflict.push(k);
-                    }
-                    dead.insert(st.hash);
+                    merge(&mut f.conflict, &[k]);
+                    dead.insert(st.hash, vec![k]);
                 }
             }
+        }
+    }
+}
+
+/// Adds `keys` to `conflict`.
+fn merge(conflict: &mut Vec<u32>, keys: &[u32]) {
+    for &k in keys {
+        if !conflict.contains(&k) {
+            conflict.push(k);
         }
     }
 }
