@@ -14,13 +14,22 @@
 //! place of another appending the same value, which committed first in
 //! truth and now waits, through other keys, on transactions that wait on
 //! it. The snapshot replay's repairs ([`super::snapshot`]) guess who took
-//! whose place; here the replay backtracks instead, depth first, and
-//! remembers the sets of committed transactions from which it got stuck.
-//! The mistake is usually a few commits back, among the few transactions
-//! running at once, so little is explored; a budget bounds it all the same.
+//! whose place; here the replay backtracks instead, depth first:
+//! - only transactions competing for a place are choices; one whose places
+//!   no other open transaction could fill commits without branching;
+//! - a commit is a dead end at once when a key's next place is left with
+//!   no open block to fill it that was invoked before the first reader
+//!   past that place completed (that reader saw the filler committed);
+//! - a block never straddles the end of a read of its key;
+//! - a dead end is blamed on the keys the stuck transactions wait on, and
+//!   the search jumps back to the last choice that touched one of them
+//!   (conflict-directed backjumping), remembering the sets of committed
+//!   transactions found dead. A conflict no choice touched ends it.
 //!
+//! The mistake is usually a few choices back, among the few transactions
+//! running at once, so little is explored; a budget bounds it all the same.
 //! The set alone is remembered, though the block boundaries reached also
-//! depend on the order: a pruned state may have had a way out, which costs
+//! depend on the order, and the blame is a heuristic: both cost
 //! completeness only. The order is replayed by the caller before it is
 //! trusted; failing here proves nothing.
 
@@ -40,14 +49,8 @@ const CLOCK_EVERY: usize = 1024;
 
 /// A commit order of the `ok` transactions under which every read sees
 /// whole committed blocks that continue the observed lists, or `None` when
-/// the search runs out of its budget or of choices. `info` transactions
-/// are left out (taken as aborted).
-///
-/// Only choices between transactions that compete for a place branch: a
-/// transaction that can commit and whose places no other open one could
-/// fill commits at once (delaying it gives nobody else its places, and its
-/// reads stay satisfied), and a commit after which some key's next place
-/// has no open block left to fill it is a dead end at once.
+/// the search runs out of its budget (or `deadline`) or of choices. `info`
+/// transactions are left out (taken as aborted).
 pub fn rc_order(h: &History, keys: &[KeyFacts], deadline: Instant) -> Option<Vec<TxnId>> {
     let mut st = State::new(h, keys);
     let n = st.queue.len();
@@ -56,7 +59,7 @@ pub fn rc_order(h: &History, keys: &[KeyFacts], deadline: Instant) -> Option<Vec
     let mut dead: FxHashMap<u64, Vec<u32>> = FxHashMap::default();
     let mut frames: Vec<Frame> = Vec::new();
     let budget = STEPS_PER_TXN * n + 10_000;
-    let mut steps = 0usize;
+    let (mut steps, mut clock_at) = (0usize, 0usize);
     loop {
         let base = st.order.len();
         let free = st.free_commits(&mut steps);
@@ -83,8 +86,14 @@ pub fn rc_order(h: &History, keys: &[KeyFacts], deadline: Instant) -> Option<Vec
         // the search jumps back there (conflict-directed backjumping).
         loop {
             steps += 1;
-            if steps > budget || (steps % CLOCK_EVERY == 0 && Instant::now() >= deadline) {
+            if steps > budget {
                 return None;
+            }
+            if steps >= clock_at {
+                if Instant::now() >= deadline {
+                    return None;
+                }
+                clock_at = steps + CLOCK_EVERY;
             }
             let f = frames.last_mut()?;
             st.undo_to(f.top);
@@ -346,11 +355,12 @@ impl<'a> State<'a> {
     }
 
     /// Whether another open transaction could take one of the places `t`
-    /// would fill now.
+    /// would fill now within the observed lists (past them, order is free).
     fn competes(&self, t: TxnId) -> bool {
-        self.appends[t as usize]
-            .iter()
-            .any(|&(k, w)| self.fillable(k, Some(w)))
+        self.appends[t as usize].iter().any(|&(k, w)| {
+            (self.len[k as usize] as usize) < self.keys[k as usize].list.len()
+                && self.fillable(k, Some(w))
+        })
     }
 
     /// Commits, in completion order, the transactions that can commit and
