@@ -30,7 +30,7 @@ use crate::anomaly::{Anomaly, AnomalyKind, Record};
 use crate::explain;
 use crate::model::{self, Model};
 use crate::proof::Proof;
-use crate::solver::{self, DupAnomaly, DupKind, DupVerdict, Level};
+use crate::solver::{self, read_committed, DupAnomaly, DupKind, DupVerdict, Level};
 use crate::workload::list_append;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -211,12 +211,15 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     // read committed's search may take its whole time limit on a history
     // whose non-repeatable read already rules out read atomic. (The serial
     // levels' extraction stops at such a fact by itself.)
-    let fact = if items.iter().any(|i| i.level == Some(Level::ReadCommitted)) {
-        solver::read_committed::read_finding(h, &limits)
-            .filter(|a| READ_FACTS.contains(&a.kind.name()))
-    } else {
-        None
-    };
+    // Read committed's extraction finds them; its search reuses it.
+    let mut prepared = items
+        .iter()
+        .any(|i| i.level == Some(Level::ReadCommitted))
+        .then(|| read_committed::prepare(h, &limits));
+    let fact = prepared
+        .as_ref()
+        .and_then(read_committed::Prepared::finding)
+        .filter(|a| READ_FACTS.contains(&a.kind.name()));
     let settled = |i: &Item| fact.as_ref().is_some_and(|a| rules_out(a, i));
     // The serial family shares what one level implies for another; read
     // committed runs on its own.
@@ -226,14 +229,14 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
             levels.push(l);
         }
     }
-    let mut verdicts = run(h, &levels, &limits);
+    let mut verdicts = run(h, &levels, &limits, &mut prepared);
     let undecided = items
         .iter()
         .any(|i| judge(h, i, &verdicts, !lost.is_empty(), fact.as_ref()).0 == Validity::Unknown);
     if undecided && !levels.contains(&Level::ReadCommitted) {
         // A weaker level's failure may rule out what a stronger one's
         // did not.
-        verdicts.extend(run(h, &[Level::ReadCommitted], &limits));
+        verdicts.extend(run(h, &[Level::ReadCommitted], &limits, &mut prepared));
     }
 
     let mut notes = vec![
@@ -319,8 +322,14 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     }
 }
 
-/// Runs the levels (the serial family together, read committed alone).
-fn run(h: &crate::history::History, levels: &[Level], limits: &solver::Limits) -> Vec<DupVerdict> {
+/// Runs the levels (the serial family together, read committed alone,
+/// from `prepared` if its facts were extracted already).
+fn run(
+    h: &crate::history::History,
+    levels: &[Level],
+    limits: &solver::Limits,
+    prepared: &mut Option<read_committed::Prepared>,
+) -> Vec<DupVerdict> {
     let serial: Vec<Level> = levels
         .iter()
         .copied()
@@ -332,7 +341,10 @@ fn run(h: &crate::history::History, levels: &[Level], limits: &solver::Limits) -
         solver::check_levels(h, &serial, limits)
     };
     if levels.contains(&Level::ReadCommitted) {
-        out.push(solver::check_duplicates(h, Level::ReadCommitted, limits));
+        let p = prepared
+            .take()
+            .unwrap_or_else(|| read_committed::prepare(h, limits));
+        out.push(solver::check_prepared(h, p, limits));
     }
     out
 }
@@ -442,7 +454,8 @@ mod tests {
     fn a_non_repeatable_read_settles_read_atomic_before_any_search() {
         let h = crate::history::read::read_history(NON_REPEATABLE.as_bytes(), "t", None)
             .expect("parses");
-        let fact = solver::read_committed::read_finding(&h, &solver::Limits::default())
+        let fact = read_committed::prepare(&h, &solver::Limits::default())
+            .finding()
             .expect("a finding of the reads");
         assert_eq!(fact.kind.name(), "internal");
         assert!(READ_FACTS.contains(&fact.kind.name()));

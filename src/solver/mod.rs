@@ -198,6 +198,15 @@ pub fn check_duplicates(h: &History, level: Level, limits: &Limits) -> DupVerdic
     v
 }
 
+/// [`check_duplicates`] at read committed, from its facts extracted
+/// already (timed from extraction on).
+pub fn check_prepared(h: &History, p: read_committed::Prepared, limits: &Limits) -> DupVerdict {
+    let t0 = p.started();
+    let mut v = p.decide(h, limits);
+    v.elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+    v
+}
+
 pub(crate) fn verdict(level: Level, valid: Validity, reason: Reason) -> DupVerdict {
     DupVerdict {
         level,
