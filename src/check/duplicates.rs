@@ -30,7 +30,7 @@ use crate::anomaly::{Anomaly, AnomalyKind, Record};
 use crate::explain;
 use crate::model::{self, Model};
 use crate::proof::Proof;
-use crate::solver::{self, DupAnomaly, DupKind, DupVerdict, Level};
+use crate::solver::{self, read_committed, DupAnomaly, DupKind, DupVerdict, Level};
 use crate::workload::list_append;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -207,22 +207,36 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
         time_ms: options.solver_timeout_ms,
         ..solver::Limits::default()
     };
+    // A fact of the reads settles what it rules out before any search:
+    // read committed's search may take its whole time limit on a history
+    // whose non-repeatable read already rules out read atomic. (The serial
+    // levels' extraction stops at such a fact by itself.)
+    // Read committed's extraction finds them; its search reuses it.
+    let mut prepared = items
+        .iter()
+        .any(|i| i.level == Some(Level::ReadCommitted))
+        .then(|| read_committed::prepare(h, &limits));
+    let fact = prepared
+        .as_ref()
+        .and_then(read_committed::Prepared::finding)
+        .filter(|a| READ_FACTS.contains(&a.kind.name()));
+    let settled = |i: &Item| fact.as_ref().is_some_and(|a| rules_out(a, i));
     // The serial family shares what one level implies for another; read
     // committed runs on its own.
     let mut levels: Vec<Level> = Vec::new();
-    for l in items.iter().filter_map(|i| i.level) {
+    for l in items.iter().filter(|i| !settled(i)).filter_map(|i| i.level) {
         if !levels.contains(&l) {
             levels.push(l);
         }
     }
-    let mut verdicts = run(h, &levels, &limits);
+    let mut verdicts = run(h, &levels, &limits, &mut prepared);
     let undecided = items
         .iter()
-        .any(|i| judge(h, i, &verdicts, !lost.is_empty()).0 == Validity::Unknown);
+        .any(|i| judge(h, i, &verdicts, !lost.is_empty(), fact.as_ref()).0 == Validity::Unknown);
     if undecided && !levels.contains(&Level::ReadCommitted) {
         // A weaker level's failure may rule out what a stronger one's
         // did not.
-        verdicts.extend(run(h, &[Level::ReadCommitted], &limits));
+        verdicts.extend(run(h, &[Level::ReadCommitted], &limits, &mut prepared));
     }
 
     let mut notes = vec![
@@ -231,7 +245,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     let mut valid = Validity::True;
     let mut witness = Vec::new();
     for item in &items {
-        let (v, why, proof) = judge(h, item, &verdicts, !lost.is_empty());
+        let (v, why, proof) = judge(h, item, &verdicts, !lost.is_empty(), fact.as_ref());
         match v {
             Validity::False => valid = Validity::False,
             Validity::Unknown => {
@@ -270,9 +284,12 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
             );
         }
     }
-    for v in &verdicts {
-        let Some(a) = &v.anomaly else { continue };
-        let d = forced(v.level, a);
+    let found = verdicts
+        .iter()
+        .filter_map(|v| Some((v.level, v.anomaly.as_ref()?)))
+        .chain(fact.as_ref().map(|a| (Level::ReadCommitted, a)));
+    for (level, a) in found {
+        let d = forced(level, a);
         ruled.extend(ruled_out_by(&d));
         if !d.is_subset(&prohibited) || said.contains(&&a.proof) {
             continue;
@@ -281,7 +298,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
         anomalies
             .entry(a.kind.name().to_string())
             .or_default()
-            .push(finding(v.level, a));
+            .push(finding(level, a));
     }
     let (not, also_not) = if anomalies.is_empty() {
         (Vec::new(), Vec::new())
@@ -305,8 +322,14 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     }
 }
 
-/// Runs the levels (the serial family together, read committed alone).
-fn run(h: &crate::history::History, levels: &[Level], limits: &solver::Limits) -> Vec<DupVerdict> {
+/// Runs the levels (the serial family together, read committed alone,
+/// from `prepared` if its facts were extracted already).
+fn run(
+    h: &crate::history::History,
+    levels: &[Level],
+    limits: &solver::Limits,
+    prepared: &mut Option<read_committed::Prepared>,
+) -> Vec<DupVerdict> {
     let serial: Vec<Level> = levels
         .iter()
         .copied()
@@ -318,20 +341,30 @@ fn run(h: &crate::history::History, levels: &[Level], limits: &solver::Limits) -
         solver::check_levels(h, &serial, limits)
     };
     if levels.contains(&Level::ReadCommitted) {
-        out.push(solver::check_duplicates(h, Level::ReadCommitted, limits));
+        let p = prepared
+            .take()
+            .unwrap_or_else(|| read_committed::prepare(h, limits));
+        out.push(solver::check_prepared(h, p, limits));
     }
     out
 }
 
+/// Whether a fact of the reads rules `item` out (every choice has it).
+fn rules_out(fact: &DupAnomaly, item: &Item) -> bool {
+    forced(Level::ReadCommitted, fact).is_subset(&item.prohibited)
+}
+
 /// An item's verdict, why (when unknown), and the level verdict that
-/// proves it (when valid). `lost`: the history has lost updates.
+/// proves it (when valid). `lost`: the history has lost updates; `fact`: a
+/// fact of the reads found before any level ran.
 fn judge<'v>(
     h: &crate::history::History,
     item: &Item,
     verdicts: &'v [DupVerdict],
     lost: bool,
+    fact: Option<&DupAnomaly>,
 ) -> (Validity, String, Option<&'v DupVerdict>) {
-    if lost && item.prohibited.contains(LOST_UPDATE) {
+    if lost && item.prohibited.contains(LOST_UPDATE) || fact.is_some_and(|a| rules_out(a, item)) {
         return (Validity::False, String::new(), None);
     }
     for v in verdicts {
@@ -392,4 +425,54 @@ pub(super) fn finding(level: Level, a: &DupAnomaly) -> Finding {
             },
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// T0 reads x twice, around two appends of the same value.
+    const NON_REPEATABLE: &str = r#"{:type :invoke, :process 0, :value [[:r :x nil] [:r :x nil]], :index 0}
+{:type :invoke, :process 1, :value [[:append :x 1]], :index 1}
+{:type :ok, :process 1, :value [[:append :x 1]], :index 2}
+{:type :invoke, :process 2, :value [[:append :x 1]], :index 3}
+{:type :ok, :process 2, :value [[:append :x 1]], :index 4}
+{:type :ok, :process 0, :value [[:r :x [1]] [:r :x [1 1]]], :index 5}
+"#;
+
+    fn item(name: &str) -> Item {
+        let m = model::parse_model(name).expect("a model");
+        Item::new(
+            name.to_string(),
+            Some(m),
+            model::anomalies_prohibited_by(&[m]),
+            &BTreeSet::new(),
+        )
+    }
+
+    #[test]
+    fn a_non_repeatable_read_settles_read_atomic_before_any_search() {
+        let h = crate::history::read::read_history(NON_REPEATABLE.as_bytes(), "t", None)
+            .expect("parses");
+        let fact = read_committed::prepare(&h, &solver::Limits::default())
+            .finding()
+            .expect("a finding of the reads");
+        assert_eq!(fact.kind.name(), "internal");
+        assert!(READ_FACTS.contains(&fact.kind.name()));
+        // Read atomic's level is read committed, whose search it skips.
+        let ra = item("read-atomic");
+        assert_eq!(ra.level, Some(Level::ReadCommitted));
+        assert!(rules_out(&fact, &ra));
+        assert!(rules_out(&fact, &item("serializable")));
+        assert!(!rules_out(&fact, &item("read-committed")));
+        let r = super::super::check_history(
+            &h,
+            &CheckOptions {
+                models: Some(vec!["read-atomic".into()]),
+                ..CheckOptions::default()
+            },
+        );
+        assert_eq!(r.valid, Validity::False);
+        assert_eq!(r.anomaly_types, vec!["internal"]);
+    }
 }

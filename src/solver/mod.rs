@@ -32,6 +32,7 @@
 
 pub mod dag;
 pub mod problem;
+pub mod rc_order;
 pub mod read_committed;
 pub mod register;
 pub mod replay;
@@ -193,6 +194,15 @@ pub fn has_duplicate_appends(h: &History) -> bool {
 pub fn check_duplicates(h: &History, level: Level, limits: &Limits) -> DupVerdict {
     let t0 = Instant::now();
     let mut v = decide(h, level, limits);
+    v.elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+    v
+}
+
+/// [`check_duplicates`] at read committed, from its facts extracted
+/// already (timed from extraction on).
+pub fn check_prepared(h: &History, p: read_committed::Prepared, limits: &Limits) -> DupVerdict {
+    let t0 = p.started();
+    let mut v = p.decide(h, limits);
     v.elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
     v
 }

@@ -23,10 +23,26 @@ use std::time::Instant;
 
 /// The verdict for read committed.
 pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
+    prepare(h, limits).decide(h, limits)
+}
+
+/// Read committed's facts of a history, extracted once: what the reads
+/// alone show ([`Prepared::finding`]) can settle models before the search
+/// ([`Prepared::decide`]) runs, or instead of it.
+pub struct Prepared {
+    /// The per-key facts and the first non-repeatable read, or the verdict
+    /// the reads alone give.
+    facts: Result<(Vec<problem::KeyFacts>, Option<problem::Contradiction>), DupVerdict>,
+    /// When extraction began: the time limit covers it.
+    t0: Instant,
+}
+
+/// Extracts read committed's facts of `h` (see [`Prepared`]).
+pub fn prepare(h: &History, limits: &Limits) -> Prepared {
     let level = Level::ReadCommitted;
     let t0 = Instant::now();
-    let (keys, internal) = match problem::extract_with(h, limits.max_alternatives, false) {
-        Ok(k) => k,
+    let facts = match problem::extract_with(h, limits.max_alternatives, false) {
+        Ok(k) => Ok(k),
         Err(problem::Extract::Contradiction(c)) => {
             // A transaction that does not see its own appends: not modelled
             // (read committed allows internal anomalies), but the finding
@@ -43,12 +59,55 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
             };
             let mut v = verdict(level, valid, reason);
             v.anomaly = Some((*c).into());
-            return v;
+            Err(v)
         }
-        Err(problem::Extract::Undecided(r)) => return verdict(level, Validity::Unknown, r),
+        Err(problem::Extract::Undecided(r)) => Err(verdict(level, Validity::Unknown, r)),
     };
+    Prepared { facts, t0 }
+}
+
+impl Prepared {
+    /// What the reads alone show before any choice: a transaction that saw
+    /// two states of a key or missed its own appends (internal), reads no
+    /// order of whole blocks explains, ... The caller keeps those every
+    /// choice shares; a model they rule out needs no search (read atomic
+    /// with a non-repeatable read).
+    pub fn finding(&self) -> Option<DupAnomaly> {
+        match &self.facts {
+            Ok((_, internal)) => internal.clone().map(DupAnomaly::from),
+            Err(v) => v.anomaly.clone(),
+        }
+    }
+
+    /// When extraction began.
+    pub fn started(&self) -> Instant {
+        self.t0
+    }
+
+    /// The verdict: the reads' own, or a witness found by replay, or the
+    /// search's answer.
+    pub fn decide(self, h: &History, limits: &Limits) -> DupVerdict {
+        match self.facts {
+            Ok((keys, internal)) => search(h, limits, self.t0, &keys, internal),
+            Err(v) => v,
+        }
+    }
+}
+
+/// Read committed once the reads showed no contradiction: a witness by
+/// replay, else the search.
+fn search(
+    h: &History,
+    limits: &Limits,
+    t0: Instant,
+    keys: &[problem::KeyFacts],
+    internal: Option<problem::Contradiction>,
+) -> DupVerdict {
+    let level = Level::ReadCommitted;
     if limits.witness_first {
-        if let Some(mut v) = witness_first(h, &keys) {
+        // The replay with backtracking may use a quarter of the time.
+        let deadline = t0 + std::time::Duration::from_millis(limits.time_ms / 4);
+        if let Some(mut v) = witness_first(h, keys, deadline) {
             v.anomaly = internal.map(DupAnomaly::from);
             return v;
         }
@@ -59,7 +118,7 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
             .saturating_sub(t0.elapsed().as_millis() as u64),
         ..limits.clone()
     };
-    let mut s = solve::Solver::new(h, level, &keys, &rest);
+    let mut s = solve::Solver::new(h, level, keys, &rest);
     let out = s.run();
     let mut v = match out {
         solve::Outcome2::Serial(order) => replayed(h, order),
@@ -82,14 +141,15 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
     v
 }
 
-/// A witness without search, if one of four cheap guesses replays: the
-/// `ok` transactions in completion order (a read-committed database makes
+/// A witness without search, if one of these guesses replays: the `ok`
+/// transactions in completion order (a read-committed database makes
 /// writes visible at commit, which precedes completion); each run of a key
 /// filled by its candidates in completion order ([`by_completion`]); the
-/// snapshot replay's placement as a commit order; a snapshot or serial
-/// execution found by replay (either is a read-committed one).
-/// `None` leaves the question to the solver.
-fn witness_first(h: &History, keys: &[problem::KeyFacts]) -> Option<DupVerdict> {
+/// read-committed replay with backtracking ([`super::rc_order`], until
+/// `deadline`); the snapshot replay's placement as a commit order; a
+/// snapshot or serial execution found by replay (either is a
+/// read-committed one). `None` leaves the question to the solver.
+fn witness_first(h: &History, keys: &[problem::KeyFacts], deadline: Instant) -> Option<DupVerdict> {
     let mut done: Vec<TxnId> = (0..h.txns.len() as TxnId)
         .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
         .collect();
@@ -98,6 +158,11 @@ fn witness_first(h: &History, keys: &[problem::KeyFacts]) -> Option<DupVerdict> 
         return Some(replayed(h, done));
     }
     if let Some(order) = by_completion(h, keys) {
+        if witness::check_read_committed(h, &order).is_ok() {
+            return Some(replayed(h, order));
+        }
+    }
+    if let Some(order) = super::rc_order::rc_order(h, keys, deadline) {
         if witness::check_read_committed(h, &order).is_ok() {
             return Some(replayed(h, order));
         }
