@@ -6,38 +6,23 @@
 
 use super::super::dag::{self, Dag, Refused, FORCED};
 use batsat::{Callbacks, Lit, Theory, TheoryArg};
-use std::cell::Cell;
 use std::time::Instant;
 
 /// Stops the SAT search at a deadline.
 pub(crate) struct Deadline {
     at: Instant,
-    /// Calls since the clock was last read: the solver asks very often
-    /// (reading the clock each time took a seventh of a long search), so
-    /// it reads the clock on the first call and once per
-    /// [`Deadline::EVERY`] calls after that.
-    calls: Cell<u32>,
 }
 
 impl Deadline {
-    const EVERY: u32 = 64;
-
     pub(crate) fn new(start: Instant, ms: u64) -> Self {
         Deadline {
             at: start + std::time::Duration::from_millis(ms),
-            calls: Cell::new(Self::EVERY - 1),
         }
     }
 }
 
 impl Callbacks for Deadline {
     fn stop(&self) -> bool {
-        let n = self.calls.get();
-        if n + 1 < Self::EVERY {
-            self.calls.set(n + 1);
-            return false;
-        }
-        self.calls.set(0);
         Instant::now() >= self.at
     }
 }
