@@ -117,8 +117,10 @@ mod postgres_timeouts {
     }
 
     /// Connects to `url` and waits until the run's table exists and has
-    /// rows; returns the connection and the table's name.
-    fn table_with_rows(url: &str) -> (Client, String) {
+    /// `rows` rows (one per key: a row is created by its key's first
+    /// append, and a lock taken before every key has one leaves the other
+    /// keys' writes free); returns the connection and the table's name.
+    fn table_with_rows(url: &str, rows: i64) -> (Client, String) {
         let mut c = Client::connect(url, NoTls).unwrap();
         let table = poll(|| {
             let row = c
@@ -132,7 +134,7 @@ mod postgres_timeouts {
                 .query_one(&format!("SELECT count(*) FROM {t}"), &[])
                 .ok()?
                 .get(0);
-            (n > 0).then_some(t)
+            (n >= rows).then_some(t)
         });
         (c, table)
     }
@@ -151,7 +153,8 @@ mod postgres_timeouts {
     /// recorded fail (57014: it certainly rolled back); read-only
     /// transactions still commit, and the run ends on time.
     ///
-    /// The holder can only lock once the run has created its rows; on a
+    /// The holder locks once the run has created all three keys' rows
+    /// (CI once saw it lock too early: 2 cancelled writes, the rest ok); on a
     /// loaded machine it has been seen to get there after the last write
     /// (CI: 1201 ok, 0 fail). Such an attempt tests nothing, so it is run
     /// again, in a new database, up to three times; the assertions hold for
@@ -198,7 +201,7 @@ mod postgres_timeouts {
         let holder = {
             let url = db.url();
             std::thread::spawn(move || {
-                let (mut c, table) = table_with_rows(&url);
+                let (mut c, table) = table_with_rows(&url, 3);
                 let mut tx = c.transaction().unwrap();
                 tx.query(&format!("SELECT k FROM {table} FOR UPDATE"), &[])
                     .unwrap();
