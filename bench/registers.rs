@@ -7,9 +7,14 @@
 //! front door (`check_history`, inference then the exact solver, with
 //! `--witness`) at serializable, strict-serializable and snapshot-isolation.
 //!
-//! Usage: `cargo bench --bench registers -- [N...] [--time-ms MS]` (default
-//! N = 10000). Prints one Markdown row per history and level, then the
-//! process's peak resident memory.
+//! Usage: `cargo bench --bench registers -- [N...] [--time-ms MS]
+//! [--only WORD]... [--dump DIR]` (default N = 10000). `--only` keeps the
+//! histories and levels whose description contains every WORD (a database
+//! `Strict`/`Serializable`/`Snapshot`, `unique`/`repeated`, `broken`/`clean`,
+//! or a level name); `--dump` writes each generated history to
+//! `DIR/{n}-{database}-{values}-{broken}.edn`, to rerun one through
+//! `isolde check` (or a profiler). Prints one Markdown row per history and
+//! level, then the process's peak resident memory.
 
 #[allow(dead_code)]
 #[path = "../tests/it/support/register_gen.rs"]
@@ -32,6 +37,13 @@ fn peak_rss_mb() -> String {
         .map_or("?".into(), |kb| format!("{:.0} MB", kb / 1024.0))
 }
 
+const LEVELS: [&str; 3] = ["serializable", "strict-serializable", "snapshot-isolation"];
+
+fn usage(why: &str) {
+    eprintln!("{why}\nusage: cargo bench --bench registers -- [N...] [--time-ms MS] [--only WORD]... [--dump DIR]");
+    std::process::exit(2);
+}
+
 fn main() {
     // `cargo test --all-targets` runs bench targets too, without `--bench`:
     // the benchmark takes minutes, so it runs only when asked for.
@@ -45,14 +57,36 @@ fn main() {
         .collect();
     let mut sizes: Vec<usize> = Vec::new();
     let mut time_ms = 60_000u64;
+    let mut only: Vec<String> = Vec::new();
+    let mut dump: Option<std::path::PathBuf> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        if a == "--time-ms" {
-            time_ms = it.next().and_then(|s| s.parse().ok()).unwrap_or(time_ms);
-        } else if let Ok(n) = a.parse() {
-            sizes.push(n);
+        match a.as_str() {
+            "--time-ms" => match it.next().and_then(|s| s.parse().ok()) {
+                Some(ms) => time_ms = ms,
+                None => return usage("--time-ms takes a number of milliseconds"),
+            },
+            "--only" => match it.next() {
+                Some(w) => only.push(w.clone()),
+                None => return usage("--only takes a word"),
+            },
+            "--dump" => match it.next() {
+                Some(d) => dump = Some(d.into()),
+                None => return usage("--dump takes a directory"),
+            },
+            _ => match a.parse() {
+                Ok(n) => sizes.push(n),
+                Err(_) => return usage(&format!("unexpected argument {a:?}")),
+            },
         }
     }
+    if let Some(d) = &dump {
+        if let Err(e) = std::fs::create_dir_all(d) {
+            eprintln!("cannot create {}: {e}", d.display());
+            std::process::exit(2);
+        }
+    }
+    let wanted = |words: &[&str]| only.iter().all(|w| words.contains(&w.as_str()));
     if sizes.is_empty() {
         sizes.push(10_000);
     }
@@ -62,6 +96,16 @@ fn main() {
         for db in [Db::Strict, Db::Serializable, Db::Snapshot] {
             for repeated in [false, true] {
                 for broken in [0, 1] {
+                    let db_name = format!("{db:?}");
+                    let values = if repeated { "repeated" } else { "unique" };
+                    let state = if broken > 0 { "broken" } else { "clean" };
+                    let levels: Vec<&str> = LEVELS
+                        .into_iter()
+                        .filter(|l| wanted(&[&db_name, values, state, l]))
+                        .collect();
+                    if levels.is_empty() {
+                        continue;
+                    }
                     let p = Params {
                         txns: n,
                         db,
@@ -70,6 +114,13 @@ fn main() {
                         seed: 17 + n as u64,
                     };
                     let edn = generate(&p);
+                    if let Some(d) = &dump {
+                        let f = d.join(format!("{n}-{db_name}-{values}-{broken}.edn"));
+                        if let Err(e) = std::fs::write(&f, &edn) {
+                            eprintln!("cannot write {}: {e}", f.display());
+                            std::process::exit(2);
+                        }
+                    }
                     let h = match read_history(edn.as_bytes(), "bench", None) {
                         Ok(h) => h,
                         Err(e) => {
@@ -77,7 +128,7 @@ fn main() {
                             return;
                         }
                     };
-                    for level in ["serializable", "strict-serializable", "snapshot-isolation"] {
+                    for level in levels {
                         let opts = CheckOptions {
                             workload: Workload::RwRegister,
                             workload_given: true,
@@ -95,8 +146,7 @@ fn main() {
                             Validity::Unknown => r.notes.last().cloned().unwrap_or_default(),
                         };
                         println!(
-                            "| {n} | {db:?} | {} | {} | {level} | {} | {ms:.0} | {why} |",
-                            if repeated { "repeated" } else { "unique" },
+                            "| {n} | {db_name} | {values} | {} | {level} | {} | {ms:.0} | {why} |",
                             if broken > 0 { "1% stale" } else { "no" },
                             r.valid.name(),
                         );
