@@ -143,8 +143,9 @@ impl Solver<'_> {
                     reader: ri as u32,
                 };
                 self.forced.push((self.c(k, r.cut), self.st(r.txn), why));
-                if self.level == Level::ReadCommitted {
-                    // ww ∪ wr only: no anti-dependency from the reader.
+                if matches!(self.level, Level::ReadCommitted | Level::ConsistentView) {
+                    // ww ∪ wr only (consistent view's anti-dependencies
+                    // are checked apart: see [`super::single`]): no anti-dependency from the reader.
                 } else if self.two {
                     self.forced.push((self.st(r.txn), self.s(k, r.cut), why));
                 } else if pinned.contains_key(&r.txn) {
@@ -378,46 +379,88 @@ impl Solver<'_> {
     pub(super) fn build_si_orders(&mut self) -> Result<(), Reason> {
         let mut pairs = 0usize;
         for ki in 0..self.keys.len() {
-            let ws: Vec<(u32, u32)> = (0..self.keys[ki].writers.len())
-                .filter_map(|w| {
-                    let u = self.unseen[ki][w];
-                    if u == NONE || self.val[u as usize] == 0 {
-                        return None;
-                    }
-                    let wr = &self.keys[ki].writers[w];
-                    let lit = if wr.outcome == Outcome::Ok {
-                        u
-                    } else {
-                        self.unseen_committed[ki][w]
-                    };
-                    (lit != NONE && self.val[lit as usize] != 0).then_some((w as u32, lit))
-                })
-                .collect();
-            pairs += ws.len() * ws.len().saturating_sub(1) / 2;
-            if pairs > self.limits.max_vars {
-                return Err(Reason::TooManyPairs {
-                    max: self.limits.max_vars,
-                });
-            }
-            for i in 0..ws.len() {
-                for j in i + 1..ws.len() {
-                    let (a, la) = ws[i];
-                    let (b, lb) = ws[j];
-                    let k = ki as u32;
-                    let o = self.new_var(VarKind::Order { key: k, a, b });
-                    let ab = self.new_var(VarKind::Before {
-                        key: k,
-                        first: a,
-                        second: b,
-                    });
-                    let ba = self.new_var(VarKind::Before {
-                        key: k,
-                        first: b,
-                        second: a,
-                    });
-                    self.add_clause(vec![(la, false), (lb, false), (o, false), (ab, true)]);
-                    self.add_clause(vec![(la, false), (lb, false), (o, true), (ba, true)]);
+            let ws = self.unseen_lits(ki);
+            self.order_pairs(ki as u32, &ws, &mut pairs)?;
+        }
+        Ok(())
+    }
+
+    /// Consistent view: the version order among the blocks of one uniform
+    /// run, and among the unseen blocks of a key, as ww edges between
+    /// their writers. Read committed leaves them free (any order of an
+    /// acyclic ww ∪ wr will do), but which block comes first decides who
+    /// anti-depends on whom, and so G-single.
+    pub(super) fn build_cv_orders(&mut self) -> Result<(), Reason> {
+        let mut pairs = 0usize;
+        for ki in 0..self.keys.len() {
+            let ws = self.unseen_lits(ki);
+            self.order_pairs(ki as u32, &ws, &mut pairs)?;
+            for bi in 0..self.keys[ki].bins.len() {
+                if self.keys[ki].bins[bi].kind == BinKind::Exact {
+                    continue;
                 }
+                let ws: Vec<(u32, u32)> = self.bin_places[ki][bi]
+                    .iter()
+                    .filter(|&&v| self.val[v as usize] != 0)
+                    .filter_map(|&v| match self.vars[v as usize] {
+                        VarKind::Place { w, .. } => Some((w, v)),
+                        _ => None,
+                    })
+                    .collect();
+                self.order_pairs(ki as u32, &ws, &mut pairs)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The writers of key `ki` that may be unseen and committed, each with
+    /// the literal saying so.
+    fn unseen_lits(&self, ki: usize) -> Vec<(u32, u32)> {
+        (0..self.keys[ki].writers.len())
+            .filter_map(|w| {
+                let u = self.unseen[ki][w];
+                if u == NONE || self.val[u as usize] == 0 {
+                    return None;
+                }
+                let wr = &self.keys[ki].writers[w];
+                let lit = if wr.outcome == Outcome::Ok {
+                    u
+                } else {
+                    self.unseen_committed[ki][w]
+                };
+                (lit != NONE && self.val[lit as usize] != 0).then_some((w as u32, lit))
+            })
+            .collect()
+    }
+
+    /// For each two of `ws` (writers of key `k`, each with the literal that
+    /// puts it in the group), when both are in: one commits before the
+    /// other (a [`VarKind::Before`] edge), which one an [`VarKind::Order`]
+    /// variable decides.
+    fn order_pairs(&mut self, k: u32, ws: &[(u32, u32)], pairs: &mut usize) -> Result<(), Reason> {
+        *pairs += ws.len() * ws.len().saturating_sub(1) / 2;
+        if *pairs > self.limits.max_vars {
+            return Err(Reason::TooManyPairs {
+                max: self.limits.max_vars,
+            });
+        }
+        for i in 0..ws.len() {
+            for j in i + 1..ws.len() {
+                let (a, la) = ws[i];
+                let (b, lb) = ws[j];
+                let o = self.new_var(VarKind::Order { key: k, a, b });
+                let ab = self.new_var(VarKind::Before {
+                    key: k,
+                    first: a,
+                    second: b,
+                });
+                let ba = self.new_var(VarKind::Before {
+                    key: k,
+                    first: b,
+                    second: a,
+                });
+                self.add_clause(vec![(la, false), (lb, false), (o, false), (ab, true)]);
+                self.add_clause(vec![(la, false), (lb, false), (o, true), (ba, true)]);
             }
         }
         Ok(())
