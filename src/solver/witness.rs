@@ -285,8 +285,8 @@ pub fn check_consistent_view(h: &History, order: &[TxnId]) -> Result<(), Replay>
                 (MopKind::Read, o) => {
                     let seen = observed(h, o).ok_or(Replay::ScalarRead(t))?;
                     // Its own appends end the read (checked above).
-                    let ext = (seen.len() as u32)
-                        .saturating_sub(own.get(&m.key).copied().unwrap_or(0));
+                    let ext =
+                        (seen.len() as u32).saturating_sub(own.get(&m.key).copied().unwrap_or(0));
                     if ext > 0 {
                         if let Some(&w) = ends.get(&(m.key, ext)) {
                             if w != t {

@@ -619,7 +619,8 @@ impl<'a> Solver<'a> {
         }
         let mut singles = Vec::new();
         let r = if self.level == Level::ConsistentView {
-            let mut st = single::Single::new(th, self.key_reads(), self.nodes as usize, from_sat.clone());
+            let mut st =
+                single::Single::new(th, self.key_reads(), self.nodes as usize, from_sat.clone());
             let r = sat.solve_limited_th(&mut st, &[]);
             singles = std::mem::take(&mut st.cycles);
             th = st.acyclic;

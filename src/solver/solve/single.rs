@@ -172,7 +172,12 @@ pub(crate) struct Single {
 }
 
 impl Single {
-    pub(crate) fn new(acyclic: Acyclic, keys: Vec<KeyReads>, nodes: usize, from_sat: Vec<u32>) -> Self {
+    pub(crate) fn new(
+        acyclic: Acyclic,
+        keys: Vec<KeyReads>,
+        nodes: usize,
+        from_sat: Vec<u32>,
+    ) -> Self {
         Single {
             acyclic,
             keys,
@@ -285,7 +290,16 @@ mod tests {
     }
 
     fn chain() -> Vec<(u32, u32)> {
-        vec![(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (0, 7), (2, 6), (6, 3)]
+        vec![
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 4),
+            (4, 5),
+            (0, 7),
+            (2, 6),
+            (6, 3),
+        ]
     }
 
     #[test]
@@ -299,7 +313,12 @@ mod tests {
         assert_eq!((f.key, f.reader, f.from), (0, 0, 2));
         let path: Vec<(u32, u32)> = f.path.iter().map(|&i| e[i]).collect();
         assert_eq!(path, vec![(2, 6), (6, 8), (8, 7)]);
-        let cyc = cycle_of(&key(), 0, f.from, path.iter().map(|&(a, b)| (a, b, 0)).collect());
+        let cyc = cycle_of(
+            &key(),
+            0,
+            f.from,
+            path.iter().map(|&(a, b)| (a, b, 0)).collect(),
+        );
         assert_eq!(cyc.first().map(|c| c.0), Some(7));
         assert_eq!(cyc.last().map(|c| c.1), Some(7));
     }
@@ -312,7 +331,16 @@ mod tests {
         assert_eq!(find(9, &e, &[key()]), None);
         // 7 reads 0 elements and appends right there: its own block's
         // edge S(0) → 7 is not a path back.
-        let e = vec![(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (0, 7), (2, 7), (7, 3)];
+        let e = vec![
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 4),
+            (4, 5),
+            (0, 7),
+            (2, 7),
+            (7, 3),
+        ];
         assert_eq!(find(9, &e, &[key()]), None);
     }
 
