@@ -13,8 +13,9 @@
 //!
 //! Consistent view ([`Level::ConsistentView`], Adya's PL-2+: no G1, no
 //! G-single) is decided from the same facts by the same search, with two
-//! things added: the version order among the blocks of one uniform run and
-//! among a key's unseen blocks becomes a choice (it decides who
+//! things added: the version order among the blocks of one uniform run
+//! (each block at its own place, as under snapshot isolation) and among a
+//! key's unseen blocks becomes a choice (it decides who
 //! anti-depends on whom), and a second theory ([`super::solve::single`])
 //! refuses full assignments where a reader's anti-dependency closes a
 //! cycle with ww ∪ wr edges; a G-single in the graph every choice shares

@@ -187,10 +187,11 @@ impl Solver<'_> {
                     let enable = alt_vars.get(ai).copied();
                     for &bi in &alt.bins {
                         let bin = &kf.bins[bi as usize];
-                        let positional = self.two && matches!(bin.kind, BinKind::Uniform(_));
+                        let positional = self.positional() && matches!(bin.kind, BinKind::Uniform(_));
                         let mut terms = Vec::new();
                         // SI: a run is a sequence of blocks, each at its own place,
-                        // so that their order (first committer wins) is explicit.
+                        // so that their order (first committer wins) is explicit;
+                        // consistent view: so that who anti-depends on whom is.
                         let mut cover: Vec<Vec<(u32, u32)>> =
                             vec![Vec::new(); (bin.end - bin.start) as usize];
                         for &w in &bin.cands {
@@ -385,30 +386,17 @@ impl Solver<'_> {
         Ok(())
     }
 
-    /// Consistent view: the version order among the blocks of one uniform
-    /// run, and among the unseen blocks of a key, as ww edges between
-    /// their writers. Read committed leaves them free (any order of an
-    /// acyclic ww ∪ wr will do), but which block comes first decides who
-    /// anti-depends on whom, and so G-single.
+    /// Consistent view: the version order among the unseen blocks of a key,
+    /// as ww edges between their writers. Read committed leaves it free
+    /// (any order of an acyclic ww ∪ wr will do), but which block comes
+    /// first decides who anti-depends on whom, and so G-single. (Blocks of
+    /// one uniform run get one place each, as under SI, for the same
+    /// reason.)
     pub(super) fn build_cv_orders(&mut self) -> Result<(), Reason> {
         let mut pairs = 0usize;
         for ki in 0..self.keys.len() {
             let ws = self.unseen_lits(ki);
             self.order_pairs(ki as u32, &ws, &mut pairs)?;
-            for bi in 0..self.keys[ki].bins.len() {
-                if self.keys[ki].bins[bi].kind == BinKind::Exact {
-                    continue;
-                }
-                let ws: Vec<(u32, u32)> = self.bin_places[ki][bi]
-                    .iter()
-                    .filter(|&&v| self.val[v as usize] != 0)
-                    .filter_map(|&v| match self.vars[v as usize] {
-                        VarKind::Place { w, .. } => Some((w, v)),
-                        _ => None,
-                    })
-                    .collect();
-                self.order_pairs(ki as u32, &ws, &mut pairs)?;
-            }
         }
         Ok(())
     }

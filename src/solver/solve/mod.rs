@@ -238,6 +238,13 @@ impl<'a> Solver<'a> {
         self
     }
 
+    /// Whether each block of a uniform run gets its own place (SI, for
+    /// first committer wins; consistent view, for who anti-depends on
+    /// whom) rather than the run as a whole.
+    fn positional(&self) -> bool {
+        self.two || self.level == Level::ConsistentView
+    }
+
     fn st(&self, t: TxnId) -> u32 {
         if self.two {
             2 * t
@@ -443,7 +450,7 @@ impl<'a> Solver<'a> {
                     bin,
                 } => {
                     if let Some(&p) = at.get(&(key, w)) {
-                        let exact = self.two
+                        let exact = self.positional()
                             || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
                         g[v] = if exact {
                             p == start
@@ -498,7 +505,8 @@ impl<'a> Solver<'a> {
             } = self.vars[v]
             {
                 let exact =
-                    self.two || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
+                    self.positional()
+                        || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
                 // A block in an unordered run may sit anywhere inside it.
                 ranges[key as usize][w as usize].push(if exact {
                     (start, start + 1)

@@ -5,8 +5,8 @@
 //! the module doc of [`super`]): barriers `C(p) → M(p) → S(p) → C(p+1)`
 //! per key, a reader of `c` elements after `C(c)`, a block filling
 //! `p..e` after `S(p)` and before `C(e)`, an unseen block after `S(n)`,
-//! and (consistent view only) the order of the blocks of one uniform run
-//! and of the unseen blocks as edges between their writers. A reader `r`
+//! and (consistent view only) each block of a uniform run at its own place
+//! and the order of the unseen blocks as edges between their writers. A reader `r`
 //! of `c` elements anti-depends on the writer of the block at `c` (the next
 //! version). Every node reachable from `S(c)` other than `S(c)` itself
 //! comes after some block at `c` or later: `S(c)`'s successors are the
