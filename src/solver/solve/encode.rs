@@ -156,6 +156,23 @@ impl Solver<'_> {
                     self.forced.push((r.txn, self.m(k, r.cut), why));
                 }
             }
+            // Consistent view: a transaction that read the key (the others'
+            // appends: `c` elements) and appended to it must have its block
+            // right at `c`. Further on, the block at `c` is another's, which
+            // it anti-depends on and which precedes its own block (ww): a
+            // G-single. Before, it read its own block (a cycle). Two reads
+            // seeing different lengths leave it no place (a G-single too).
+            let cv_at = |t: TxnId| -> Option<Option<u32>> {
+                if self.level != Level::ConsistentView {
+                    return None;
+                }
+                let mut cuts = kf.readers.iter().filter(|r| r.txn == t).map(|r| r.cut);
+                let c = cuts.next()?;
+                Some(cuts.all(|d| d == c).then_some(c))
+            };
+            let cv_pin: Vec<Option<Option<u32>>> =
+                kf.writers.iter().map(|w| cv_at(w.txn)).collect();
+            let fits = |w: u32, p: u32| cv_pin[w as usize].is_none_or(|c| c == Some(p));
             // Places per writer.
             let mut places: Vec<Vec<(u32, u32)>> = vec![Vec::new(); kf.writers.len()];
             let mut bin_places: Vec<Vec<u32>> = vec![Vec::new(); kf.bins.len()];
@@ -187,7 +204,8 @@ impl Solver<'_> {
                     let enable = alt_vars.get(ai).copied();
                     for &bi in &alt.bins {
                         let bin = &kf.bins[bi as usize];
-                        let positional = self.positional() && matches!(bin.kind, BinKind::Uniform(_));
+                        let positional =
+                            self.positional() && matches!(bin.kind, BinKind::Uniform(_));
                         let mut terms = Vec::new();
                         // SI: a run is a sequence of blocks, each at its own place,
                         // so that their order (first committer wins) is explicit;
@@ -205,9 +223,12 @@ impl Solver<'_> {
                             let starts: Vec<u32> = if positional {
                                 (bin.start..=bin.end - wr.weight())
                                     .filter(|&p| wr.pin.is_none_or(|c| c == p))
+                                    .filter(|&p| fits(w, p))
                                     .collect()
-                            } else {
+                            } else if fits(w, bin.start) {
                                 vec![bin.start]
+                            } else {
+                                Vec::new()
                             };
                             for p in starts {
                                 let end = if positional { p + wr.weight() } else { bin.end };
@@ -254,7 +275,7 @@ impl Solver<'_> {
                 let window = self
                     .windows
                     .is_none_or(|win| wr.outcome != Outcome::Ok || win.unseen[ki][wi]);
-                if wr.pin.is_none_or(|c| c == n) && window {
+                if wr.pin.is_none_or(|c| c == n) && window && fits(wi as u32, n) {
                     let u = self.new_var(VarKind::Unseen {
                         key: k,
                         w: wi as u32,

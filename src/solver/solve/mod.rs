@@ -504,9 +504,8 @@ impl<'a> Solver<'a> {
                 bin,
             } = self.vars[v]
             {
-                let exact =
-                    self.positional()
-                        || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
+                let exact = self.positional()
+                    || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
                 // A block in an unordered run may sit anywhere inside it.
                 ranges[key as usize][w as usize].push(if exact {
                     (start, start + 1)
