@@ -352,24 +352,24 @@ mod tests {
         crate::history::read::read_history(edn.as_bytes(), "t", None).expect("parses")
     }
 
-    /// T0 reads x empty and y with T1's append; T1 appends to both.
-    const READ_SKEW: &str = r#"{:type :invoke, :process 0, :value [[:r :x nil] [:r :y nil]], :index 0}
-{:type :invoke, :process 1, :value [[:append :x 1] [:append :y 1]], :index 1}
-{:type :ok, :process 1, :value [[:append :x 1] [:append :y 1]], :index 2}
+    /// T0 appends to x and y; T1 reads x empty and y with T0's append.
+    const READ_SKEW: &str = r#"{:type :invoke, :process 1, :value [[:append :x 1] [:append :y 1]], :index 0}
+{:type :ok, :process 1, :value [[:append :x 1] [:append :y 1]], :index 1}
+{:type :invoke, :process 0, :value [[:r :x nil] [:r :y nil]], :index 2}
 {:type :ok, :process 0, :value [[:r :x nil] [:r :y [1]]], :index 3}
 "#;
 
     #[test]
     fn a_read_skew_is_read_committed_but_not_a_consistent_view() {
         let h = history(READ_SKEW);
-        // T0 anti-depends on T1 (x), which it read from (y): one
+        // T1 anti-depends on T0 (x), which it read from (y): one
         // anti-dependency closes the cycle.
-        assert!(check_read_committed(&h, &[1, 0]).is_ok());
+        assert_eq!(check_read_committed(&h, &[0, 1]), Ok(()));
         assert!(matches!(
-            check_consistent_view(&h, &[1, 0]),
+            check_consistent_view(&h, &[0, 1]),
             Err(Replay::SingleAntiDependency {
-                txn: 0,
-                writer: 1,
+                txn: 1,
+                writer: 0,
                 ..
             })
         ));
