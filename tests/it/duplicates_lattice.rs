@@ -415,3 +415,54 @@ fn a_forced_write_skew_answers_anomaly_lists() {
         Validity::True
     );
 }
+
+/// A read skew (T1 reads x before T0's append and y after it) beside a key
+/// whose values repeat: read committed holds, consistent view does not
+/// (every choice has the G-single), and the finding rules out consistent
+/// view and what is above it, not read committed.
+#[test]
+fn a_read_skew_rules_out_consistent_view_not_read_committed() {
+    let edn = r#"{:type :ok, :f :txn, :process 0, :index 0, :value [[:append :x 1] [:append :y 1]]}
+{:type :ok, :f :txn, :process 1, :index 1, :value [[:r :x []] [:r :y [1]]]}
+{:type :ok, :f :txn, :process 3, :index 2, :value [[:append :z 5]]}
+{:type :ok, :f :txn, :process 4, :index 3, :value [[:append :z 5]]}
+{:type :ok, :f :txn, :process 5, :index 4, :value [[:r :z [5 5]]]}
+"#;
+    assert_eq!(
+        check_with(edn, Some(vec!["read-committed"]), vec![]).valid,
+        Validity::True
+    );
+    for m in [
+        "consistent-view",
+        "forward-consistent-view",
+        "update-serializable",
+    ] {
+        let r = check_with(edn, Some(vec![m]), vec![]);
+        assert_eq!(r.valid, Validity::False, "{m}");
+        assert!(
+            r.not.iter().any(|n| n == "consistent-view"),
+            "{m}: {:?}",
+            r.not
+        );
+        assert!(
+            !r.not
+                .iter()
+                .chain(&r.also_not)
+                .any(|n| n == "read-committed"),
+            "{m}"
+        );
+    }
+    // Without the skew (T1 reads both after T0), consistent view holds,
+    // with a witness.
+    let fine = edn.replace("[:r :x []] [:r :y [1]]", "[:r :x [1]] [:r :y [1]]");
+    let r = check_history(
+        &parse(&fine),
+        &CheckOptions {
+            models: Some(vec!["consistent-view".into()]),
+            witness: true,
+            ..CheckOptions::default()
+        },
+    );
+    assert_eq!(r.valid, Validity::True, "{:?}", r.notes);
+    assert!(r.witness.is_some_and(|w| !w.is_empty()));
+}
