@@ -22,6 +22,16 @@ pub enum Level {
     /// witness is a commit order (replayed by the solver's
     /// `witness::check_read_committed`).
     ReadCommitted,
+    /// Consistent view: Adya's PL-2+ (A. Adya, "Weak Consistency: A
+    /// Generalized Theory and Optimistic Implementations for Distributed
+    /// Transactions", PhD thesis, MIT, 1999, the section defining PL-2+):
+    /// no G1, and no G-single (a cycle of the dependency
+    /// graph with exactly one anti-dependency edge; on list-append,
+    /// G-single-item). On the choice of writers: ww ∪ wr is acyclic and no
+    /// anti-dependency `a → b` has `b` reaching `a` by ww ∪ wr edges. Its
+    /// witness is a commit order (replayed by the solver's
+    /// `witness::check_consistent_view`).
+    ConsistentView,
     /// Serializable: some serial order explains every read.
     Serializable,
     /// Serializable, in an order that respects real time.
@@ -35,6 +45,7 @@ impl Level {
     pub fn name(self) -> &'static str {
         match self {
             Level::ReadCommitted => "read-committed",
+            Level::ConsistentView => "consistent-view",
             Level::Serializable => "serializable",
             Level::StrictSerializable => "strict-serializable",
             Level::SnapshotIsolation => "snapshot-isolation",
@@ -44,6 +55,7 @@ impl Level {
     pub fn from_name(s: &str) -> Option<Level> {
         Some(match s {
             "read-committed" => Level::ReadCommitted,
+            "consistent-view" => Level::ConsistentView,
             "serializable" => Level::Serializable,
             "strict-serializable" => Level::StrictSerializable,
             "snapshot-isolation" => Level::SnapshotIsolation,
@@ -52,7 +64,8 @@ impl Level {
     }
     /// The levels of the serial family (a serial order or an SI execution
     /// is their witness), weakest to strongest: each implies the ones
-    /// before it. [`Level::ReadCommitted`], below all of them, stands apart.
+    /// before it. [`Level::ReadCommitted`] and [`Level::ConsistentView`],
+    /// below all of them (decided from read committed's facts), stand apart.
     pub const ALL: [Level; 3] = [
         Level::SnapshotIsolation,
         Level::Serializable,
@@ -704,6 +717,17 @@ pub enum Replay {
         txn: TxnId,
         /// The key.
         key: KeyId,
+    },
+    /// It read `key` before `writer`'s block, and `writer` reaches it by
+    /// write and read dependencies: a cycle with one anti-dependency
+    /// (G-single, consistent view).
+    SingleAntiDependency {
+        /// The reader.
+        txn: TxnId,
+        /// The key.
+        key: KeyId,
+        /// The writer of the version after the one it read.
+        writer: TxnId,
     },
     /// It reads `key` differently in the witness (registers).
     ReadsDifferently {

@@ -4,8 +4,12 @@
 //! A value no longer names its writer, so a model holds iff some *choice*
 //! (which append produced each read element, which `info` transactions
 //! committed, the order of versions) leaves none of the anomalies the model
-//! prohibits. The solver decides four levels exactly ([`solver::Level`]):
-//! read committed, snapshot isolation, serializable, strict serializable.
+//! prohibits. The solver decides five levels exactly ([`solver::Level`]):
+//! read committed, consistent view (Adya's PL-2+: no G1, no G-single),
+//! snapshot isolation, serializable, strict serializable. Consistent view's
+//! witness also proves forward consistent view and update serializable,
+//! whose other prohibited cycles (G-SIb, G-update) a list-append history
+//! cannot show.
 //! Everything else follows from the lattice's prohibited-anomaly sets,
 //! never from a list per model:
 //! - a level's witness is a choice free of the anomalies that level
@@ -82,6 +86,8 @@ fn level_model(l: Level) -> Model {
 
 /// The anomalies a witness of `l` excludes. Read committed's search runs
 /// only when no transaction's reads disagree, so it excludes internal too.
+/// (So does consistent view's, for which a non-repeatable read is a
+/// G-single.)
 fn covered(l: Level) -> BTreeSet<String> {
     let mut c = observable(&model::anomalies_prohibited_by(&[level_model(l)]));
     c.insert("internal".into());
@@ -110,8 +116,9 @@ fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
 }
 
 /// Levels from weakest to strongest witness.
-const LEVELS: [Level; 4] = [
+const LEVELS: [Level; 5] = [
     Level::ReadCommitted,
+    Level::ConsistentView,
     Level::SnapshotIsolation,
     Level::Serializable,
     Level::StrictSerializable,
@@ -214,15 +221,21 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     // Read committed's extraction finds them; its search reuses it.
     let mut prepared = items
         .iter()
-        .any(|i| i.level == Some(Level::ReadCommitted))
+        .any(|i| matches!(i.level, Some(Level::ReadCommitted | Level::ConsistentView)))
         .then(|| read_committed::prepare(h, &limits));
     let fact = prepared
         .as_ref()
         .and_then(read_committed::Prepared::finding)
         .filter(|a| READ_FACTS.contains(&a.kind.name()));
-    let settled = |i: &Item| fact.as_ref().is_some_and(|a| rules_out(a, i));
+    // So do lost updates, the same under every choice: consistent view's
+    // search need not run on a history with one.
+    let settled = |i: &Item| {
+        fact.as_ref().is_some_and(|a| rules_out(a, i))
+            || (!lost.is_empty() && i.prohibited.contains(LOST_UPDATE))
+    };
     // The serial family shares what one level implies for another; read
-    // committed runs on its own.
+    // committed and consistent view run on their own (read committed
+    // first: when it fails, so does consistent view).
     let mut levels: Vec<Level> = Vec::new();
     for l in items.iter().filter(|i| !settled(i)).filter_map(|i| i.level) {
         if !levels.contains(&l) {
@@ -240,7 +253,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     }
 
     let mut notes = vec![
-        "appended values repeat, so the history was decided by the duplicate-value solver: a model holds iff some choice of writers leaves none of its prohibited anomalies (searched exactly at read-committed, snapshot-isolation, serializable and strict-serializable; other models follow from these through the lattice)".to_string(),
+        "appended values repeat, so the history was decided by the duplicate-value solver: a model holds iff some choice of writers leaves none of its prohibited anomalies (searched exactly at read-committed, consistent-view, snapshot-isolation, serializable and strict-serializable; other models follow from these through the lattice)".to_string(),
     ];
     let mut valid = Validity::True;
     let mut witness = Vec::new();
@@ -322,29 +335,33 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     }
 }
 
-/// Runs the levels (the serial family together, read committed alone,
-/// from `prepared` if its facts were extracted already).
+/// Runs the levels (the serial family together; read committed and
+/// consistent view from read committed's facts, `prepared` if they were
+/// extracted already).
 fn run(
     h: &crate::history::History,
     levels: &[Level],
     limits: &solver::Limits,
     prepared: &mut Option<read_committed::Prepared>,
 ) -> Vec<DupVerdict> {
-    let serial: Vec<Level> = levels
-        .iter()
-        .copied()
-        .filter(|&l| l != Level::ReadCommitted)
-        .collect();
+    let from_rc = |l: &Level| matches!(l, Level::ReadCommitted | Level::ConsistentView);
+    let serial: Vec<Level> = levels.iter().copied().filter(|l| !from_rc(l)).collect();
     let mut out = if serial.is_empty() {
         Vec::new()
     } else {
         solver::check_levels(h, &serial, limits)
     };
-    if levels.contains(&Level::ReadCommitted) {
-        let p = prepared
-            .take()
-            .unwrap_or_else(|| read_committed::prepare(h, limits));
-        out.push(solver::check_prepared(h, p, limits));
+    let mut rc_failed = false;
+    for l in [Level::ReadCommitted, Level::ConsistentView] {
+        if !levels.contains(&l) || rc_failed {
+            continue;
+        }
+        let p = prepared.get_or_insert_with(|| read_committed::prepare(h, limits));
+        let v = solver::check_prepared_at(h, p, limits, l);
+        // Every choice has G1: consistent view fails too (judged from
+        // read committed's finding).
+        rc_failed = v.valid == Validity::False && v.anomaly.is_some();
+        out.push(v);
     }
     out
 }

@@ -610,6 +610,17 @@ pub fn replay(h: &History, e: &Replay) -> String {
                 key(h, *k)
             )
         }
+        Replay::SingleAntiDependency {
+            txn: t,
+            key: k,
+            writer,
+        } => format!(
+            "{} read {} before {}'s block, yet {} reaches it by write and read dependencies (G-single)",
+            txn(h, *t),
+            key(h, *k),
+            txn(h, *writer),
+            txn(h, *writer)
+        ),
         Replay::ReadsDifferently { txn: t, key: k } => format!(
             "{} reads {} differently in the witness",
             txn(h, *t),

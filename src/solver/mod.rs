@@ -1,7 +1,8 @@
 //! Exact checking of list-append histories whose appended values repeat
 //! (Cai, Liu, Wei & Chen, "Extending Elle for Transaction Workloads with
 //! Duplicate Values", SCCP 2026), for serializability, strict
-//! serializability and snapshot isolation.
+//! serializability and snapshot isolation; read committed and consistent
+//! view from read committed's facts ([`read_committed`]).
 //!
 //! Elle names the writer of each read value; with repeats a value names
 //! several candidates. Here every key is cut into the places its reads
@@ -207,6 +208,20 @@ pub fn check_prepared(h: &History, p: read_committed::Prepared, limits: &Limits)
     v
 }
 
+/// [`check_duplicates`] at read committed or consistent view, from read
+/// committed's facts extracted already (timed from now on).
+pub fn check_prepared_at(
+    h: &History,
+    p: &read_committed::Prepared,
+    limits: &Limits,
+    level: Level,
+) -> DupVerdict {
+    let t0 = Instant::now();
+    let mut v = p.decide_at(h, limits, level);
+    v.elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+    v
+}
+
 pub(crate) fn verdict(level: Level, valid: Validity, reason: Reason) -> DupVerdict {
     DupVerdict {
         level,
@@ -223,6 +238,9 @@ pub(crate) fn verdict(level: Level, valid: Validity, reason: Reason) -> DupVerdi
 fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
     if level == Level::ReadCommitted {
         return read_committed::decide(h, limits);
+    }
+    if level == Level::ConsistentView {
+        return read_committed::decide_consistent_view(h, limits);
     }
     let t0 = Instant::now();
     let keys = match problem::extract(h, limits.max_alternatives) {

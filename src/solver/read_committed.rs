@@ -10,6 +10,20 @@
 //! anti-dependency edge, so the acyclicity theory keeps only ww ∪ wr
 //! acyclic. A valid verdict carries a commit order, replayed by
 //! [`super::witness::check_read_committed`].
+//!
+//! Consistent view ([`Level::ConsistentView`], Adya's PL-2+: no G1, no
+//! G-single) is decided from the same facts by the same search, with two
+//! things added: the version order among the blocks of one uniform run
+//! (each block at its own place, as under snapshot isolation) and among a
+//! key's unseen blocks becomes a choice (it decides who
+//! anti-depends on whom), and a second theory ([`super::solve::single`])
+//! refuses full assignments where a reader's anti-dependency closes a
+//! cycle with ww ∪ wr edges; a G-single in the graph every choice shares
+//! settles it before the search. Its witness, a commit order, is replayed
+//! by [`super::witness::check_consistent_view`]. Known limit: the G-single
+//! check runs on full assignments only, so a large history with many
+//! conflicting choices (thousands of transactions on a few dozen keys) may
+//! reach the time limit and end `unknown`.
 
 use super::{
     invalid_verdict, problem, solve, verdict, witness, DupAnomaly, DupVerdict, Level, Limits,
@@ -26,6 +40,11 @@ pub fn decide(h: &History, limits: &Limits) -> DupVerdict {
     prepare(h, limits).decide(h, limits)
 }
 
+/// The verdict for consistent view (see the module doc).
+pub fn decide_consistent_view(h: &History, limits: &Limits) -> DupVerdict {
+    prepare(h, limits).decide_at(h, limits, Level::ConsistentView)
+}
+
 /// Read committed's facts of a history, extracted once: what the reads
 /// alone show ([`Prepared::finding`]) can settle models before the search
 /// ([`Prepared::decide`]) runs, or instead of it.
@@ -35,6 +54,8 @@ pub struct Prepared {
     facts: Result<(Vec<problem::KeyFacts>, Option<problem::Contradiction>), DupVerdict>,
     /// When extraction began: the time limit covers it.
     t0: Instant,
+    /// How long extraction took (each level's search is charged for it).
+    took: std::time::Duration,
 }
 
 /// Extracts read committed's facts of `h` (see [`Prepared`]).
@@ -63,7 +84,11 @@ pub fn prepare(h: &History, limits: &Limits) -> Prepared {
         }
         Err(problem::Extract::Undecided(r)) => Err(verdict(level, Validity::Unknown, r)),
     };
-    Prepared { facts, t0 }
+    Prepared {
+        facts,
+        t0,
+        took: t0.elapsed(),
+    }
 }
 
 impl Prepared {
@@ -87,9 +112,21 @@ impl Prepared {
     /// The verdict: the reads' own, or a witness found by replay, or the
     /// search's answer.
     pub fn decide(self, h: &History, limits: &Limits) -> DupVerdict {
-        match self.facts {
-            Ok((keys, internal)) => search(h, limits, self.t0, &keys, internal),
-            Err(v) => v,
+        self.decide_at(h, limits, Level::ReadCommitted)
+    }
+
+    /// [`Prepared::decide`] at `level`: read committed or consistent view,
+    /// which share the facts (each search gets the whole time limit, less
+    /// the extraction).
+    pub fn decide_at(&self, h: &History, limits: &Limits, level: Level) -> DupVerdict {
+        let t0 = Instant::now().checked_sub(self.took).unwrap_or(self.t0);
+        match &self.facts {
+            Ok((keys, internal)) => search(h, limits, t0, keys, internal.clone(), level),
+            Err(v) => {
+                let mut v = v.clone();
+                v.level = level;
+                v
+            }
         }
     }
 }
@@ -102,12 +139,12 @@ fn search(
     t0: Instant,
     keys: &[problem::KeyFacts],
     internal: Option<problem::Contradiction>,
+    level: Level,
 ) -> DupVerdict {
-    let level = Level::ReadCommitted;
     if limits.witness_first {
         // The replay with backtracking may use a quarter of the time.
         let deadline = t0 + std::time::Duration::from_millis(limits.time_ms / 4);
-        if let Some(mut v) = witness_first(h, keys, deadline) {
+        if let Some(mut v) = witness_first(h, keys, deadline, level) {
             v.anomaly = internal.map(DupAnomaly::from);
             return v;
         }
@@ -121,13 +158,14 @@ fn search(
     let mut s = solve::Solver::new(h, level, keys, &rest);
     let out = s.run();
     let mut v = match out {
-        solve::Outcome2::Serial(order) => replayed(h, order),
+        solve::Outcome2::Serial(order) => replayed(h, order, level),
         solve::Outcome2::Valid { order, committed } => replayed(
             h,
             order
                 .into_iter()
                 .filter(|&t| committed[t as usize])
                 .collect(),
+            level,
         ),
         solve::Outcome2::Invalid(f) => invalid_verdict(level, f),
         solve::Outcome2::Unknown(m) => verdict(level, Validity::Unknown, m),
@@ -149,43 +187,61 @@ fn search(
 /// `deadline`); the snapshot replay's placement as a commit order; a
 /// snapshot or serial execution found by replay (either is a
 /// read-committed one). `None` leaves the question to the solver.
-fn witness_first(h: &History, keys: &[problem::KeyFacts], deadline: Instant) -> Option<DupVerdict> {
+fn witness_first(
+    h: &History,
+    keys: &[problem::KeyFacts],
+    deadline: Instant,
+    level: Level,
+) -> Option<DupVerdict> {
+    let check = |order: &[TxnId]| replays(h, order, level);
     let mut done: Vec<TxnId> = (0..h.txns.len() as TxnId)
         .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
         .collect();
     done.sort_by_key(|&t| h.txns[t as usize].complete_seq);
-    if witness::check_read_committed(h, &done).is_ok() {
-        return Some(replayed(h, done));
+    if check(&done) {
+        return Some(replayed(h, done, level));
     }
     if let Some(order) = by_completion(h, keys) {
-        if witness::check_read_committed(h, &order).is_ok() {
-            return Some(replayed(h, order));
+        if check(&order) {
+            return Some(replayed(h, order, level));
         }
     }
     if let Some(order) = super::rc_order::rc_order(h, keys, deadline) {
-        if witness::check_read_committed(h, &order).is_ok() {
-            return Some(replayed(h, order));
+        if check(&order) {
+            return Some(replayed(h, order, level));
         }
     }
     // The snapshot replay's commit order, when it placed every block: a
     // read-committed database commits in about completion order too, and
     // its reads need only be in place by commit (the replay asks that).
     let placed = super::snapshot::si_placement(h, keys);
-    if placed.complete() && witness::check_read_committed(h, &placed.order).is_ok() {
-        return Some(replayed(h, placed.order));
+    if placed.complete() && check(&placed.order) {
+        return Some(replayed(h, placed.order, level));
     }
     let keys = problem::extract(h, Limits::default().max_alternatives).ok()?;
     let v = super::fast_path(h, Level::SnapshotIsolation, &keys)?;
     let order = v.witness?;
-    let out = replayed(h, order);
+    let out = replayed(h, order, level);
     (out.valid == Validity::True).then_some(out)
+}
+
+/// Whether `order` replays as a witness of `level`.
+fn replays(h: &History, order: &[TxnId], level: Level) -> bool {
+    replay_at(h, order, level).is_ok()
+}
+
+fn replay_at(h: &History, order: &[TxnId], level: Level) -> Result<(), crate::proof::Replay> {
+    if level == Level::ConsistentView {
+        witness::check_consistent_view(h, order)
+    } else {
+        witness::check_read_committed(h, order)
+    }
 }
 
 /// Valid with `order` as the witness if it replays; otherwise `unknown`
 /// (a witness that does not replay is a solver bug, never a verdict).
-fn replayed(h: &History, order: Vec<TxnId>) -> DupVerdict {
-    let level = Level::ReadCommitted;
-    match witness::check_read_committed(h, &order) {
+fn replayed(h: &History, order: Vec<TxnId>, level: Level) -> DupVerdict {
+    match replay_at(h, &order, level) {
         Ok(()) => {
             let mut v = verdict(
                 level,

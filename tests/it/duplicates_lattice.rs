@@ -1,9 +1,11 @@
 //! Repeated values below snapshot isolation (issue 18): isolde's verdicts
-//! at read committed and read atomic on small list-append histories whose
+//! at read committed, read atomic and consistent view (with forward
+//! consistent view and update serializable) on small list-append histories whose
 //! values repeat agree with the brute-force oracle (`oracle::read_committed`,
 //! written from the anomaly-based definition: some choice of writers and
 //! version orders with no G0, G1a, G1b or G1c; read atomic adds no internal
-//! anomaly). No false alarm, no miss, no `unknown` (except read committed
+//! anomaly; consistent view, `oracle::consistent_view`, adds no G-single).
+//! No false alarm, no miss, no `unknown` (except read committed
 //! on a history where a transaction's read hides its own earlier appends,
 //! which neither models).
 //!
@@ -136,7 +138,67 @@ fn compare(hist: &Hist) -> Result<(Option<bool>, bool), String> {
             return Err(format!("{model} true without a witness\n{edn}"));
         }
     }
+    // Consistent view (PL-2+): read committed's anomalies, G-single, and
+    // (through cursor stability) lost updates. Forward consistent view and
+    // update serializable add cycles a list-append history cannot show
+    // (G-SIb, G-update): the same verdict.
+    let cv = if lost {
+        Validity::False
+    } else {
+        oracle::consistent_view(hist).map_or(Validity::Unknown, want)
+    };
+    for model in [
+        "consistent-view",
+        "forward-consistent-view",
+        "update-serializable",
+    ] {
+        let got = check(&h, model);
+        if got.valid != cv {
+            return Err(format!(
+                "{model}: isolde says {:?}, the oracle {:?}; notes {:?}\n{edn}",
+                got.valid, cv, got.notes
+            ));
+        }
+        if got.valid == Validity::True && got.witness.as_ref().is_none_or(|w| w.is_empty()) {
+            return Err(format!("{model} true without a witness\n{edn}"));
+        }
+        if got.valid == Validity::False
+            && !got
+                .not
+                .iter()
+                .chain(&got.also_not)
+                .any(|m| m == "consistent-view")
+        {
+            return Err(format!(
+                "{model} false but consistent-view not ruled out\n{edn}"
+            ));
+        }
+        if got
+            .not
+            .iter()
+            .chain(&got.also_not)
+            .any(|m| m == "read-committed")
+            && rc == Some(true)
+        {
+            return Err(format!(
+                "{model}: read-committed ruled out, yet it holds\n{edn}"
+            ));
+        }
+    }
+    let mut t = CV_TALLY.get();
+    match cv {
+        Validity::True => t[0] += 1,
+        Validity::False => t[1] += 1,
+        Validity::Unknown => t[2] += 1,
+    }
+    CV_TALLY.set(t);
     Ok((rc, lost))
+}
+
+thread_local! {
+    /// Consistent view's expected verdicts so far: valid, invalid, not
+    /// modelled.
+    static CV_TALLY: std::cell::Cell<[usize; 3]> = const { std::cell::Cell::new([0; 3]) };
 }
 
 #[test]
@@ -183,6 +245,14 @@ fn read_committed_and_read_atomic_match_brute_force() {
     assert!(
         valid > 100 && invalid > 100,
         "too one-sided: {valid} / {invalid}"
+    );
+    let [cv_valid, cv_invalid, cv_other] = CV_TALLY.get();
+    eprintln!(
+        "consistent view: {cv_valid} valid, {cv_invalid} invalid, {cv_other} hiding own appends (with duplicates)"
+    );
+    assert!(
+        cv_valid > 50 && cv_invalid > 50,
+        "consistent view too one-sided: {cv_valid} / {cv_invalid}"
     );
     // About 1% of these histories have a lost update (34 of 3,000).
     assert!(
@@ -344,4 +414,55 @@ fn a_forced_write_skew_answers_anomaly_lists() {
         check_with(edn, Some(vec!["snapshot-isolation"]), vec![]).valid,
         Validity::True
     );
+}
+
+/// A read skew (T1 reads x before T0's append and y after it) beside a key
+/// whose values repeat: read committed holds, consistent view does not
+/// (every choice has the G-single), and the finding rules out consistent
+/// view and what is above it, not read committed.
+#[test]
+fn a_read_skew_rules_out_consistent_view_not_read_committed() {
+    let edn = r#"{:type :ok, :f :txn, :process 0, :index 0, :value [[:append :x 1] [:append :y 1]]}
+{:type :ok, :f :txn, :process 1, :index 1, :value [[:r :x []] [:r :y [1]]]}
+{:type :ok, :f :txn, :process 3, :index 2, :value [[:append :z 5]]}
+{:type :ok, :f :txn, :process 4, :index 3, :value [[:append :z 5]]}
+{:type :ok, :f :txn, :process 5, :index 4, :value [[:r :z [5 5]]]}
+"#;
+    assert_eq!(
+        check_with(edn, Some(vec!["read-committed"]), vec![]).valid,
+        Validity::True
+    );
+    for m in [
+        "consistent-view",
+        "forward-consistent-view",
+        "update-serializable",
+    ] {
+        let r = check_with(edn, Some(vec![m]), vec![]);
+        assert_eq!(r.valid, Validity::False, "{m}");
+        assert!(
+            r.not.iter().any(|n| n == "consistent-view"),
+            "{m}: {:?}",
+            r.not
+        );
+        assert!(
+            !r.not
+                .iter()
+                .chain(&r.also_not)
+                .any(|n| n == "read-committed"),
+            "{m}"
+        );
+    }
+    // Without the skew (T1 reads both after T0), consistent view holds,
+    // with a witness.
+    let fine = edn.replace("[:r :x []] [:r :y [1]]", "[:r :x [1]] [:r :y [1]]");
+    let r = check_history(
+        &parse(&fine),
+        &CheckOptions {
+            models: Some(vec!["consistent-view".into()]),
+            witness: true,
+            ..CheckOptions::default()
+        },
+    );
+    assert_eq!(r.valid, Validity::True, "{:?}", r.notes);
+    assert!(r.witness.is_some_and(|w| !w.is_empty()));
 }

@@ -315,7 +315,9 @@ fn run_gen(level: Level, cases: u64, seed0: u64, limits: &Limits, strip: bool) {
             Level::Serializable => oracle_serial(&h, false),
             Level::StrictSerializable => oracle_serial(&h, true),
             Level::SnapshotIsolation => oracle_si(&h),
-            Level::ReadCommitted => unreachable!("read committed: tests/it/duplicates_lattice.rs"),
+            Level::ReadCommitted | Level::ConsistentView => {
+                unreachable!("read committed, consistent view: tests/it/duplicates_lattice.rs")
+            }
         };
         let v = check_duplicates(&h, level, limits);
         let got = match v.valid {

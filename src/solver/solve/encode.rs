@@ -143,8 +143,9 @@ impl Solver<'_> {
                     reader: ri as u32,
                 };
                 self.forced.push((self.c(k, r.cut), self.st(r.txn), why));
-                if self.level == Level::ReadCommitted {
-                    // ww ∪ wr only: no anti-dependency from the reader.
+                if matches!(self.level, Level::ReadCommitted | Level::ConsistentView) {
+                    // ww ∪ wr only (consistent view's anti-dependencies
+                    // are checked apart: see [`super::single`]): no anti-dependency from the reader.
                 } else if self.two {
                     self.forced.push((self.st(r.txn), self.s(k, r.cut), why));
                 } else if pinned.contains_key(&r.txn) {
@@ -155,6 +156,23 @@ impl Solver<'_> {
                     self.forced.push((r.txn, self.m(k, r.cut), why));
                 }
             }
+            // Consistent view: a transaction that read the key (the others'
+            // appends: `c` elements) and appended to it must have its block
+            // right at `c`. Further on, the block at `c` is another's, which
+            // it anti-depends on and which precedes its own block (ww): a
+            // G-single. Before, it read its own block (a cycle). Two reads
+            // seeing different lengths leave it no place (a G-single too).
+            let cv_at = |t: TxnId| -> Option<Option<u32>> {
+                if self.level != Level::ConsistentView {
+                    return None;
+                }
+                let mut cuts = kf.readers.iter().filter(|r| r.txn == t).map(|r| r.cut);
+                let c = cuts.next()?;
+                Some(cuts.all(|d| d == c).then_some(c))
+            };
+            let cv_pin: Vec<Option<Option<u32>>> =
+                kf.writers.iter().map(|w| cv_at(w.txn)).collect();
+            let fits = |w: u32, p: u32| cv_pin[w as usize].is_none_or(|c| c == Some(p));
             // Places per writer.
             let mut places: Vec<Vec<(u32, u32)>> = vec![Vec::new(); kf.writers.len()];
             let mut bin_places: Vec<Vec<u32>> = vec![Vec::new(); kf.bins.len()];
@@ -186,10 +204,12 @@ impl Solver<'_> {
                     let enable = alt_vars.get(ai).copied();
                     for &bi in &alt.bins {
                         let bin = &kf.bins[bi as usize];
-                        let positional = self.two && matches!(bin.kind, BinKind::Uniform(_));
+                        let positional =
+                            self.positional() && matches!(bin.kind, BinKind::Uniform(_));
                         let mut terms = Vec::new();
                         // SI: a run is a sequence of blocks, each at its own place,
-                        // so that their order (first committer wins) is explicit.
+                        // so that their order (first committer wins) is explicit;
+                        // consistent view: so that who anti-depends on whom is.
                         let mut cover: Vec<Vec<(u32, u32)>> =
                             vec![Vec::new(); (bin.end - bin.start) as usize];
                         for &w in &bin.cands {
@@ -203,9 +223,12 @@ impl Solver<'_> {
                             let starts: Vec<u32> = if positional {
                                 (bin.start..=bin.end - wr.weight())
                                     .filter(|&p| wr.pin.is_none_or(|c| c == p))
+                                    .filter(|&p| fits(w, p))
                                     .collect()
-                            } else {
+                            } else if fits(w, bin.start) {
                                 vec![bin.start]
+                            } else {
+                                Vec::new()
                             };
                             for p in starts {
                                 let end = if positional { p + wr.weight() } else { bin.end };
@@ -252,7 +275,7 @@ impl Solver<'_> {
                 let window = self
                     .windows
                     .is_none_or(|win| wr.outcome != Outcome::Ok || win.unseen[ki][wi]);
-                if wr.pin.is_none_or(|c| c == n) && window {
+                if wr.pin.is_none_or(|c| c == n) && window && fits(wi as u32, n) {
                     let u = self.new_var(VarKind::Unseen {
                         key: k,
                         w: wi as u32,
@@ -378,46 +401,75 @@ impl Solver<'_> {
     pub(super) fn build_si_orders(&mut self) -> Result<(), Reason> {
         let mut pairs = 0usize;
         for ki in 0..self.keys.len() {
-            let ws: Vec<(u32, u32)> = (0..self.keys[ki].writers.len())
-                .filter_map(|w| {
-                    let u = self.unseen[ki][w];
-                    if u == NONE || self.val[u as usize] == 0 {
-                        return None;
-                    }
-                    let wr = &self.keys[ki].writers[w];
-                    let lit = if wr.outcome == Outcome::Ok {
-                        u
-                    } else {
-                        self.unseen_committed[ki][w]
-                    };
-                    (lit != NONE && self.val[lit as usize] != 0).then_some((w as u32, lit))
-                })
-                .collect();
-            pairs += ws.len() * ws.len().saturating_sub(1) / 2;
-            if pairs > self.limits.max_vars {
-                return Err(Reason::TooManyPairs {
-                    max: self.limits.max_vars,
-                });
-            }
-            for i in 0..ws.len() {
-                for j in i + 1..ws.len() {
-                    let (a, la) = ws[i];
-                    let (b, lb) = ws[j];
-                    let k = ki as u32;
-                    let o = self.new_var(VarKind::Order { key: k, a, b });
-                    let ab = self.new_var(VarKind::Before {
-                        key: k,
-                        first: a,
-                        second: b,
-                    });
-                    let ba = self.new_var(VarKind::Before {
-                        key: k,
-                        first: b,
-                        second: a,
-                    });
-                    self.add_clause(vec![(la, false), (lb, false), (o, false), (ab, true)]);
-                    self.add_clause(vec![(la, false), (lb, false), (o, true), (ba, true)]);
+            let ws = self.unseen_lits(ki);
+            self.order_pairs(ki as u32, &ws, &mut pairs)?;
+        }
+        Ok(())
+    }
+
+    /// Consistent view: the version order among the unseen blocks of a key,
+    /// as ww edges between their writers. Read committed leaves it free
+    /// (any order of an acyclic ww ∪ wr will do), but which block comes
+    /// first decides who anti-depends on whom, and so G-single. (Blocks of
+    /// one uniform run get one place each, as under SI, for the same
+    /// reason.)
+    pub(super) fn build_cv_orders(&mut self) -> Result<(), Reason> {
+        let mut pairs = 0usize;
+        for ki in 0..self.keys.len() {
+            let ws = self.unseen_lits(ki);
+            self.order_pairs(ki as u32, &ws, &mut pairs)?;
+        }
+        Ok(())
+    }
+
+    /// The writers of key `ki` that may be unseen and committed, each with
+    /// the literal saying so.
+    fn unseen_lits(&self, ki: usize) -> Vec<(u32, u32)> {
+        (0..self.keys[ki].writers.len())
+            .filter_map(|w| {
+                let u = self.unseen[ki][w];
+                if u == NONE || self.val[u as usize] == 0 {
+                    return None;
                 }
+                let wr = &self.keys[ki].writers[w];
+                let lit = if wr.outcome == Outcome::Ok {
+                    u
+                } else {
+                    self.unseen_committed[ki][w]
+                };
+                (lit != NONE && self.val[lit as usize] != 0).then_some((w as u32, lit))
+            })
+            .collect()
+    }
+
+    /// For each two of `ws` (writers of key `k`, each with the literal that
+    /// puts it in the group), when both are in: one commits before the
+    /// other (a [`VarKind::Before`] edge), which one an [`VarKind::Order`]
+    /// variable decides.
+    fn order_pairs(&mut self, k: u32, ws: &[(u32, u32)], pairs: &mut usize) -> Result<(), Reason> {
+        *pairs += ws.len() * ws.len().saturating_sub(1) / 2;
+        if *pairs > self.limits.max_vars {
+            return Err(Reason::TooManyPairs {
+                max: self.limits.max_vars,
+            });
+        }
+        for i in 0..ws.len() {
+            for j in i + 1..ws.len() {
+                let (a, la) = ws[i];
+                let (b, lb) = ws[j];
+                let o = self.new_var(VarKind::Order { key: k, a, b });
+                let ab = self.new_var(VarKind::Before {
+                    key: k,
+                    first: a,
+                    second: b,
+                });
+                let ba = self.new_var(VarKind::Before {
+                    key: k,
+                    first: b,
+                    second: a,
+                });
+                self.add_clause(vec![(la, false), (lb, false), (o, false), (ab, true)]);
+                self.add_clause(vec![(la, false), (lb, false), (o, true), (ba, true)]);
             }
         }
         Ok(())

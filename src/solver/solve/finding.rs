@@ -115,6 +115,15 @@ impl Solver<'_> {
         self.describe_cycle(&steps)
     }
 
+    /// A G-single every choice has (found in the forced graph): its cycle,
+    /// named G-single-item whatever its steps classify as (the reader's
+    /// anti-dependency is the one rw edge).
+    pub(super) fn describe_single(&self, steps: &[(u32, u32, Why)]) -> Finding {
+        let mut f = self.describe_cycle(steps);
+        f.kind = DupKind::Cycle(CycleClass::new(BaseClass::GSingleItem, Variant::Plain));
+        f
+    }
+
     pub(super) fn unsat_finding(&self, cycles: &[Vec<(u32, u32, u32)>]) -> Finding {
         // The smallest cycle the search ran into, as an example.
         let mut keys: Vec<u32> = Vec::new();
@@ -172,6 +181,11 @@ impl Solver<'_> {
             Level::SnapshotIsolation => AnomalyKind::DuplicateAppendsNotSnapshotIsolated.into(),
             // Every choice closes a cycle of ww and wr edges.
             Level::ReadCommitted => DupKind::Cycle(CycleClass::new(BaseClass::G1c, Variant::Plain)),
+            // Every choice closes a cycle of ww and wr edges, or one with a
+            // single anti-dependency.
+            Level::ConsistentView => {
+                DupKind::Cycle(CycleClass::new(BaseClass::GSingleItem, Variant::Plain))
+            }
             _ if !repeats => AnomalyKind::UnreadAppendsUnserializable.into(),
             _ => AnomalyKind::DuplicateAppendsUnserializable.into(),
         };

@@ -41,6 +41,7 @@ mod encode;
 mod finding;
 mod propagate;
 mod prune;
+pub(crate) mod single;
 pub(crate) mod theory;
 
 use super::dag::{self, FORCED};
@@ -237,6 +238,13 @@ impl<'a> Solver<'a> {
         self
     }
 
+    /// Whether each block of a uniform run gets its own place (SI, for
+    /// first committer wins; consistent view, for who anti-depends on
+    /// whom) rather than the run as a whole.
+    fn positional(&self) -> bool {
+        self.two || self.level == Level::ConsistentView
+    }
+
     fn st(&self, t: TxnId) -> u32 {
         if self.two {
             2 * t
@@ -311,6 +319,23 @@ impl<'a> Solver<'a> {
             }
             if let Err(c) = self.propagate() {
                 return Outcome2::Invalid(self.explain_conflict(c));
+            }
+        }
+        if self.level == Level::ConsistentView {
+            if let Err(e) = self.build_cv_orders() {
+                return Outcome2::Unknown(e);
+            }
+            if let Err(c) = self.propagate() {
+                return Outcome2::Invalid(self.explain_conflict(c));
+            }
+            // A G-single through edges every choice has settles it.
+            let edges = self.forced_graph();
+            let plain: Vec<(u32, u32)> = edges.iter().map(|e| (e.0, e.1)).collect();
+            let reads = self.key_reads();
+            if let Some(f) = single::find(self.nodes as usize, &plain, &reads) {
+                let path = f.path.iter().map(|&i| edges[i]).collect();
+                let cyc = self.single_cycle(&reads[f.key], f.reader, f.from, path);
+                return Outcome2::Invalid(self.describe_single(&cyc));
             }
         }
         self.stats.open_vars = self.val.iter().filter(|&&x| x == -1).count();
@@ -425,7 +450,7 @@ impl<'a> Solver<'a> {
                     bin,
                 } => {
                     if let Some(&p) = at.get(&(key, w)) {
-                        let exact = self.two
+                        let exact = self.positional()
                             || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
                         g[v] = if exact {
                             p == start
@@ -479,8 +504,8 @@ impl<'a> Solver<'a> {
                 bin,
             } = self.vars[v]
             {
-                let exact =
-                    self.two || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
+                let exact = self.positional()
+                    || self.keys[key as usize].bins[bin as usize].kind == BinKind::Exact;
                 // A block in an unordered run may sit anywhere inside it.
                 ranges[key as usize][w as usize].push(if exact {
                     (start, start + 1)
@@ -599,7 +624,17 @@ impl<'a> Solver<'a> {
                 return Outcome2::Unknown(Reason::Internal(Internal::ForcedGraphCyclic));
             }
         }
-        let r = sat.solve_limited_th(&mut th, &[]);
+        let mut singles = Vec::new();
+        let r = if self.level == Level::ConsistentView {
+            let mut st =
+                single::Single::new(th, self.key_reads(), self.nodes as usize, from_sat.clone());
+            let r = sat.solve_limited_th(&mut st, &[]);
+            singles = std::mem::take(&mut st.cycles);
+            th = st.acyclic;
+            r
+        } else {
+            sat.solve_limited_th(&mut th, &[])
+        };
         self.stats.conflicts = sat.num_conflicts();
         if r == lbool::TRUE {
             let model: Vec<lbool> = sat.get_model().to_vec();
@@ -608,7 +643,8 @@ impl<'a> Solver<'a> {
             }
             self.finish()
         } else if r == lbool::FALSE {
-            let cycles = std::mem::take(&mut th.cycles);
+            let mut cycles = std::mem::take(&mut th.cycles);
+            cycles.extend(singles);
             Outcome2::Invalid(self.unsat_finding(&cycles))
         } else {
             Outcome2::Unknown(Reason::TimeInSearch {
@@ -617,6 +653,53 @@ impl<'a> Solver<'a> {
                 conflicts: Some(sat.num_conflicts()),
             })
         }
+    }
+
+    /// Each key's readers, for the G-single check ([`single`]).
+    fn key_reads(&self) -> Vec<single::KeyReads> {
+        self.keys
+            .iter()
+            .enumerate()
+            .map(|(k, kf)| single::KeyReads {
+                base: self.base[k],
+                len: kf.list.len() as u32,
+                readers: kf.readers.iter().map(|r| (self.st(r.txn), r.cut)).collect(),
+            })
+            .collect()
+    }
+
+    /// A G-single found in the forced graph as a cycle of explained edges:
+    /// the reader's anti-dependency, then the path back.
+    fn single_cycle(
+        &self,
+        k: &single::KeyReads,
+        reader: usize,
+        from: u32,
+        path: Vec<(u32, u32, Why)>,
+    ) -> Vec<(u32, u32, Why)> {
+        let ki = self.base.iter().position(|&b| b == k.base).unwrap_or(0) as u32;
+        let tagged: Vec<(u32, u32, u32)> = path.iter().map(|e| (e.0, e.1, FORCED)).collect();
+        let cyc = single::cycle_of(k, reader, from, tagged);
+        let head = cyc.len() - path.len();
+        cyc.iter()
+            .enumerate()
+            .map(|(i, &(a, b, _))| {
+                if i >= head {
+                    path[i - head]
+                } else if i == 0 {
+                    (
+                        a,
+                        b,
+                        Why::Read {
+                            key: ki,
+                            reader: reader as u32,
+                        },
+                    )
+                } else {
+                    (a, b, Why::Chain { key: ki })
+                }
+            })
+            .collect()
     }
 
     /// All variables are decided: a topological order of the full graph.

@@ -83,6 +83,14 @@ impl Acyclic {
         self.from_sat.push(id);
     }
 
+    /// Every edge of the graph, those left waiting for the final check
+    /// included: (from, to, solver variable or [`FORCED`]).
+    pub(crate) fn all_edges(&self) -> impl Iterator<Item = (u32, u32, u32)> + '_ {
+        self.dag
+            .all_edges()
+            .chain(self.pending.iter().map(|&(a, b, t, _)| (a, b, t)))
+    }
+
     /// Adds the edges of the newly true literals; raises a conflict on the
     /// first cycle.
     fn check(&mut self, acts: &mut TheoryArg) {

@@ -639,6 +639,25 @@ fn naive_order_ok(h: &Hist, model: Model, order: &[usize]) -> bool {
 /// earlier appends (not modelled).
 #[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
 pub fn read_committed(h: &Hist) -> Option<bool> {
+    choices(h, false)
+}
+
+/// Consistent view (Adya's PL-2+) from its anomalies, by the same brute
+/// force as [`read_committed`]: some choice with no G0, G1a, G1b, G1c and
+/// no G-single, a cycle with exactly one anti-dependency. A read of a
+/// prefix of length `l` anti-depends on the writer of the block that
+/// starts at `l` (the next version), unless that is the reader itself; a
+/// G-single is such an edge whose writer reaches the reader by ww and wr
+/// edges. `None` as for read committed.
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
+pub fn consistent_view(h: &Hist) -> Option<bool> {
+    choices(h, true)
+}
+
+/// Some choice passes read committed's check, and with `single`, has no
+/// G-single either.
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
+fn choices(h: &Hist, single: bool) -> Option<bool> {
     if hides_own_appends(h) {
         return None;
     }
@@ -662,7 +681,7 @@ pub fn read_committed(h: &Hist) -> Option<bool> {
             })
             .collect();
         let mut orders: Vec<Vec<usize>> = writers.clone();
-        if rc_orders(h, &mut orders, 0, &writers) {
+        if rc_orders(h, &mut orders, 0, &writers, single) {
             return Some(true);
         }
     }
@@ -762,12 +781,18 @@ fn has_internal(h: &Hist) -> bool {
 /// Tries every permutation of each key's writers (keys from `k` on), then
 /// checks the choice.
 #[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
-fn rc_orders(h: &Hist, orders: &mut Vec<Vec<usize>>, k: usize, writers: &[Vec<usize>]) -> bool {
+fn rc_orders(
+    h: &Hist,
+    orders: &mut Vec<Vec<usize>>,
+    k: usize,
+    writers: &[Vec<usize>],
+    single: bool,
+) -> bool {
     if k == h.keys {
-        return rc_choice_ok(h, orders, writers);
+        return rc_choice_ok(h, orders, writers, single);
     }
     permute(orders, k, 0, &mut |orders| {
-        rc_orders(h, orders, k + 1, writers)
+        rc_orders(h, orders, k + 1, writers, single)
     })
 }
 
@@ -793,18 +818,23 @@ fn permute(
 }
 
 #[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
-fn rc_choice_ok(h: &Hist, orders: &[Vec<usize>], writers: &[Vec<usize>]) -> bool {
+fn rc_choice_ok(h: &Hist, orders: &[Vec<usize>], writers: &[Vec<usize>], single: bool) -> bool {
     let n = h.txns.len();
     let _ = writers;
     let mut edges: Vec<(usize, usize)> = Vec::new();
+    let mut rw: Vec<(usize, usize)> = Vec::new();
     // Per key: the versions and, per length, the writer whose block ends there.
     let mut versions: Vec<Vec<u32>> = vec![Vec::new(); h.keys];
     let mut end_at: Vec<Vec<Option<usize>>> = vec![vec![None]; h.keys];
+    // Per key, per length: the writer whose block starts there.
+    let mut start_at: Vec<std::collections::HashMap<usize, usize>> =
+        vec![Default::default(); h.keys];
     for k in 0..h.keys {
         for (i, &w) in orders[k].iter().enumerate() {
             if i > 0 {
                 edges.push((orders[k][i - 1], w));
             }
+            start_at[k].insert(versions[k].len(), w);
             versions[k].extend(block(&h.txns[w], k));
             end_at[k].resize(versions[k].len(), None);
             end_at[k].push(Some(w));
@@ -824,6 +854,11 @@ fn rc_choice_ok(h: &Hist, orders: &[Vec<usize>], writers: &[Vec<usize>]) -> bool
                     if !versions[*k].starts_with(ext) {
                         return false;
                     }
+                    if let Some(&w) = start_at[*k].get(&ext.len()) {
+                        if w != r {
+                            rw.push((r, w));
+                        }
+                    }
                     if ext.is_empty() {
                         continue;
                     }
@@ -835,7 +870,27 @@ fn rc_choice_ok(h: &Hist, orders: &[Vec<usize>], writers: &[Vec<usize>]) -> bool
             }
         }
     }
-    acyclic(n, &edges)
+    if !acyclic(n, &edges) {
+        return false;
+    }
+    !single || rw.iter().all(|&(a, b)| !reaches(n, &edges, b, a))
+}
+
+/// A path from `from` to `to` along `edges`.
+#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
+fn reaches(n: usize, edges: &[(usize, usize)], from: usize, to: usize) -> bool {
+    let mut seen = vec![false; n];
+    let mut stack = vec![from];
+    while let Some(v) = stack.pop() {
+        if v == to {
+            return true;
+        }
+        if std::mem::replace(&mut seen[v], true) {
+            continue;
+        }
+        stack.extend(edges.iter().filter(|e| e.0 == v).map(|e| e.1));
+    }
+    false
 }
 
 /// Kahn's algorithm; a self-loop is a cycle.
