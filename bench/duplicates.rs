@@ -103,12 +103,18 @@ fn main() {
         .position(|a| a == "--save")
         .and_then(|i| args.get(i + 1))
         .map(String::as_str);
-    let mut levels: Vec<Level> = args
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| *a == "--level")
-        .filter_map(|(i, _)| args.get(i + 1).and_then(|n| Level::from_name(n)))
-        .collect();
+    let mut levels: Vec<Level> = Vec::new();
+    for (i, _) in args.iter().enumerate().filter(|(_, a)| *a == "--level") {
+        let name = args.get(i + 1).map_or("", String::as_str);
+        match Level::from_name(name) {
+            Some(l) => levels.push(l),
+            None => {
+                // A typo must not quietly bench the default levels instead.
+                eprintln!("--level {name:?}: not a solver level (read-committed, consistent-view, snapshot-isolation, serializable, strict-serializable)");
+                std::process::exit(2);
+            }
+        }
+    }
     if levels.is_empty() {
         levels = vec![
             Level::Serializable,
@@ -122,9 +128,14 @@ fn main() {
             .and_then(|i| args.get(i + 1))
     };
     let limits = Limits {
-        time_ms: value_of("--time-ms")
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(60_000),
+        time_ms: match value_of("--time-ms").map(|s| s.parse()) {
+            None => 60_000,
+            Some(Ok(ms)) => ms,
+            Some(Err(_)) => {
+                eprintln!("--time-ms takes a number of milliseconds");
+                std::process::exit(2);
+            }
+        },
         // --exact: no replay, no real-time windows: the exact solver alone.
         witness_first: !args.iter().any(|a| a == "--exact"),
         ..Limits::default()
