@@ -75,6 +75,19 @@ pub struct Limits {
     /// exact solver (off: the exact solver decides everything, as tests of
     /// its completeness want).
     pub witness_first: bool,
+    /// Set by another search run beside this one once it has decided the
+    /// question (see [`register::check_levels`]): stop as at the time
+    /// limit. `None`: nothing else runs.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+impl Limits {
+    /// Has [`Limits::cancel`] been set?
+    pub fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 impl Default for Limits {
@@ -86,6 +99,7 @@ impl Default for Limits {
             prune_threshold: 8,
             reorder_limit: 1024,
             witness_first: true,
+            cancel: None,
         }
     }
 }

@@ -323,7 +323,9 @@ impl<'a> Search<'a> {
             if self.clauses.len() == asked_before {
                 return Found::Unknown(Reason::Internal(Internal::ReplayNamedNothing));
             }
-            if self.start.elapsed().as_millis() as u64 >= self.limits.time_ms {
+            if self.start.elapsed().as_millis() as u64 >= self.limits.time_ms
+                || self.limits.cancelled()
+            {
                 return Found::Unknown(Reason::TimeInSearch {
                     ms: self.limits.time_ms,
                     rounds: Some(self.rounds),
@@ -358,10 +360,24 @@ impl<'a> Search<'a> {
             None => {
                 let sat = batsat::Solver::new(
                     batsat::SolverOpts::default(),
-                    Deadline::new(self.start, self.limits.time_ms),
+                    Deadline::new(self.start, self.limits),
                 );
+                // The theory starts from a topological order of the forced
+                // edges, nearest `order`: adding them to any other order
+                // moves nodes for each (real time's barriers alone made
+                // that quadratic: 100k transactions took over a minute).
+                let mut rank = vec![0u64; order.len()];
+                for (i, &v) in order.iter().enumerate() {
+                    rank[v as usize] = i as u64;
+                }
+                let edges: Vec<(u32, u32)> = self.forced.iter().map(|&(a, b, _)| (a, b)).collect();
+                let Some(start) =
+                    dag::priority_order(self.n_nodes as usize, &edges, |v| rank[v as usize])
+                else {
+                    return Err(self.forced_cycle());
+                };
                 let mut th = Acyclic::new(
-                    order,
+                    &start,
                     vec![0],
                     Vec::new(),
                     Vec::new(),

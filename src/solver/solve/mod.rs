@@ -538,7 +538,7 @@ impl<'a> Solver<'a> {
     fn sat(&mut self, order: &[u32], guess: &[i8]) -> Outcome2 {
         let mut sat = batsat::Solver::new(
             batsat::SolverOpts::default(),
-            Deadline::new(self.start, self.limits.time_ms),
+            Deadline::new(self.start, self.limits),
         );
         let mut to_sat = vec![batsat::Var::UNDEF; self.vars.len()];
         let mut from_sat: Vec<u32> = Vec::new();

@@ -5,25 +5,34 @@
 //! graph is acyclic). Also the deadline that stops the search.
 
 use super::super::dag::{self, Dag, Refused, FORCED};
+use super::super::Limits;
 use batsat::{Callbacks, Lit, Theory, TheoryArg};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
-/// Stops the SAT search at a deadline.
+/// Stops the SAT search at a deadline, or once a search run beside it has
+/// decided ([`Limits::cancel`]).
 pub(crate) struct Deadline {
     at: Instant,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Deadline {
-    pub(crate) fn new(start: Instant, ms: u64) -> Self {
+    pub(crate) fn new(start: Instant, limits: &Limits) -> Self {
         Deadline {
-            at: start + std::time::Duration::from_millis(ms),
+            at: start + std::time::Duration::from_millis(limits.time_ms),
+            cancel: limits.cancel.clone(),
         }
     }
 }
 
 impl Callbacks for Deadline {
     fn stop(&self) -> bool {
-        Instant::now() >= self.at
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+            || Instant::now() >= self.at
     }
 }
 
