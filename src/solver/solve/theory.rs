@@ -7,6 +7,7 @@
 use super::super::dag::{self, Dag, Refused, FORCED};
 use super::super::Limits;
 use batsat::{Callbacks, Lit, Theory, TheoryArg};
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,23 +17,46 @@ use std::time::Instant;
 pub(crate) struct Deadline {
     at: Instant,
     cancel: Option<Arc<AtomicBool>>,
+    /// Calls since the clock was last read, and whether it said stop.
+    calls: Cell<u32>,
+    stopped: Cell<bool>,
 }
+
+/// The solver asks after every decision; reading the clock each time took
+/// an eighth of a hard search's time, so it is read once per this many
+/// calls (a few milliseconds of search at most).
+const CLOCK_EVERY: u32 = 64;
 
 impl Deadline {
     pub(crate) fn new(start: Instant, limits: &Limits) -> Self {
         Deadline {
             at: start + std::time::Duration::from_millis(limits.time_ms),
             cancel: limits.cancel.clone(),
+            // The first call reads the clock: a spent budget stops at once.
+            calls: Cell::new(CLOCK_EVERY - 1),
+            stopped: Cell::new(false),
         }
     }
 }
 
 impl Callbacks for Deadline {
     fn stop(&self) -> bool {
-        self.cancel
+        if self.stopped.get() {
+            return true;
+        }
+        let n = self.calls.get() + 1;
+        if n < CLOCK_EVERY {
+            self.calls.set(n);
+            return false;
+        }
+        self.calls.set(0);
+        let stop = self
+            .cancel
             .as_ref()
             .is_some_and(|c| c.load(Ordering::Relaxed))
-            || Instant::now() >= self.at
+            || Instant::now() >= self.at;
+        self.stopped.set(stop);
+        stop
     }
 }
 
