@@ -82,6 +82,15 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// These limits with the time left since `t0`, divided into `parts`
+    /// (1: all of it), for a search that follows or shares others.
+    pub fn left_since(&self, t0: Instant, parts: u64) -> Limits {
+        Limits {
+            time_ms: self.time_ms.saturating_sub(t0.elapsed().as_millis() as u64) / parts,
+            ..self.clone()
+        }
+    }
+
     /// Has [`Limits::cancel`] been set?
     pub fn cancelled(&self) -> bool {
         self.cancel
@@ -290,12 +299,7 @@ fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
             }
         }
     }
-    let rest = Limits {
-        time_ms: limits
-            .time_ms
-            .saturating_sub(t0.elapsed().as_millis() as u64),
-        ..limits.clone()
-    };
+    let rest = limits.left_since(t0, 1);
     let mut s = solve::Solver::new(h, level, &keys, &rest);
     let out = s.run();
     let mut v = solver_verdict(h, level, out);
@@ -314,13 +318,7 @@ fn serial_first(
     limits: &Limits,
     t0: Instant,
 ) -> Option<DupVerdict> {
-    let quarter = Limits {
-        time_ms: limits
-            .time_ms
-            .saturating_sub(t0.elapsed().as_millis() as u64)
-            / 4,
-        ..limits.clone()
-    };
+    let quarter = limits.left_since(t0, 4);
     let mut s = solve::Solver::new(h, Level::Serializable, keys, &quarter);
     let out = s.run();
     let ser = solver_verdict(h, Level::Serializable, out);

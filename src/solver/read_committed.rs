@@ -155,13 +155,7 @@ fn search(
         // then its own solver) finds one far sooner than consistent view's
         // search, whose G-single check waits for full assignments: it gets
         // a quarter of the time left.
-        let quarter = Limits {
-            time_ms: limits
-                .time_ms
-                .saturating_sub(t0.elapsed().as_millis() as u64)
-                / 4,
-            ..limits.clone()
-        };
+        let quarter = limits.left_since(t0, 4);
         let s = super::check_duplicates(h, Level::Serializable, &quarter);
         if let (Validity::True, Some(order)) = (s.valid, s.witness) {
             let mut v = replayed(h, order, level);
@@ -171,12 +165,7 @@ fn search(
             }
         }
     }
-    let rest = Limits {
-        time_ms: limits
-            .time_ms
-            .saturating_sub(t0.elapsed().as_millis() as u64),
-        ..limits.clone()
-    };
+    let rest = limits.left_since(t0, 1);
     let mut s = solve::Solver::new(h, level, keys, &rest);
     let out = s.run();
     let mut v = match out {

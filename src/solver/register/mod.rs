@@ -88,12 +88,7 @@ fn snapshot_isolation(h: &History, limits: &Limits) -> DupVerdict {
         if s.valid == Validity::True {
             return super::si_from_serial(&s);
         }
-        let rest = Limits {
-            time_ms: limits
-                .time_ms
-                .saturating_sub(t0.elapsed().as_millis() as u64),
-            ..limits.clone()
-        };
+        let rest = limits.left_since(t0, 1);
         return check(h, Level::SnapshotIsolation, &rest);
     }
     let (stop_ser, stop_si) = (
