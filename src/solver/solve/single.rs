@@ -289,17 +289,16 @@ mod tests {
         }
     }
 
+    /// The key's barrier chain, then `extra`.
+    fn barriers_and(extra: &[(u32, u32)]) -> Vec<(u32, u32)> {
+        let mut e = vec![(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)];
+        e.extend_from_slice(extra);
+        e
+    }
+
+    /// 7 reads 0 elements; 6 appends at 0.
     fn chain() -> Vec<(u32, u32)> {
-        vec![
-            (0, 1),
-            (1, 2),
-            (2, 3),
-            (3, 4),
-            (4, 5),
-            (0, 7),
-            (2, 6),
-            (6, 3),
-        ]
+        barriers_and(&[(0, 7), (2, 6), (6, 3)])
     }
 
     #[test]
@@ -331,16 +330,7 @@ mod tests {
         assert_eq!(find(9, &e, &[key()]), None);
         // 7 reads 0 elements and appends right there: its own block's
         // edge S(0) → 7 is not a path back.
-        let e = vec![
-            (0, 1),
-            (1, 2),
-            (2, 3),
-            (3, 4),
-            (4, 5),
-            (0, 7),
-            (2, 7),
-            (7, 3),
-        ];
+        let e = barriers_and(&[(0, 7), (2, 7), (7, 3)]);
         assert_eq!(find(9, &e, &[key()]), None);
     }
 
