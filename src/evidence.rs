@@ -199,12 +199,26 @@ pub struct ExplainedCycle {
 }
 
 /// A workload's explainer: given an edge the inference produced, say why,
-/// preferring relations in Elle's order (ww, wr, rw).
+/// preferring the data relations in the workload's explanation order.
 pub trait Explain {
+    /// The data relations (`WW`, `WR`, `RW`, each alone) in the order this
+    /// workload's explanations prefer them: Elle's explainer's order for the
+    /// workload, declared once here and used by [`Explain::explain`].
+    fn order(&self) -> &'static [Rels];
+
+    /// Why `a → b` holds by the one data relation `rel`; `None` when the
+    /// workload did not infer that edge by it.
+    fn explain_rel(&self, h: &History, a: TxnId, b: TxnId, rel: Rels) -> Option<DataStep>;
+
     /// Why `a → b` holds by one of the data relations in `allowed`, the
-    /// first the workload can justify in its explanation order; `None` when
-    /// it cannot justify any (the edge was not one it inferred).
-    fn explain(&self, h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<DataStep>;
+    /// first the workload can justify in its [`Explain::order`]; `None`
+    /// when it cannot justify any (the edge was not one it inferred).
+    fn explain(&self, h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<DataStep> {
+        self.order()
+            .iter()
+            .filter(|&&r| allowed.intersects(r))
+            .find_map(|&r| self.explain_rel(h, a, b, r))
+    }
 }
 
 /// A process or real-time step from `a` to `b`, if `allowed` has one and

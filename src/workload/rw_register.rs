@@ -439,31 +439,22 @@ impl<'h> RwRegister<'h> {
 impl Explain for RwRegister<'_> {
     /// Elle's rw-register explainer tries wr first (its wr graph comes
     /// first in the combined analyzer), then ww, then rw.
-    fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<DataStep> {
+    fn order(&self) -> &'static [Rels] {
+        &[Rels::WR, Rels::WW, Rels::RW]
+    }
+
+    fn explain_rel(&self, _h: &History, a: TxnId, b: TxnId, rel: Rels) -> Option<DataStep> {
         if a == b
             || self.h.txns[a as usize].outcome != Outcome::Ok
             || self.h.txns[b as usize].outcome != Outcome::Ok
         {
             return None;
         }
-        let wr = || {
-            allowed
-                .intersects(Rels::WR)
-                .then(|| self.explain_wr(a, b))
-                .flatten()
-        };
-        let ww = || {
-            allowed
-                .intersects(Rels::WW)
-                .then(|| self.explain_ww(a, b))
-                .flatten()
-        };
-        let rw = || {
-            allowed
-                .intersects(Rels::RW)
-                .then(|| self.explain_rw(a, b))
-                .flatten()
-        };
-        wr().or_else(ww).or_else(rw)
+        match rel {
+            Rels::WW => self.explain_ww(a, b),
+            Rels::WR => self.explain_wr(a, b),
+            Rels::RW => self.explain_rw(a, b),
+            _ => None,
+        }
     }
 }

@@ -383,26 +383,17 @@ impl ListAppend<'_> {
 }
 
 impl Explain for ListAppend<'_> {
-    fn explain(&self, _h: &History, a: TxnId, b: TxnId, allowed: Rels) -> Option<DataStep> {
-        let ww = || {
-            allowed
-                .intersects(Rels::WW)
-                .then(|| self.explain_ww(a, b))
-                .flatten()
-        };
-        let wr = || {
-            allowed
-                .intersects(Rels::WR)
-                .then(|| self.explain_wr(a, b))
-                .flatten()
-        };
-        let rw = || {
-            allowed
-                .intersects(Rels::RW)
-                .then(|| self.explain_rw(a, b))
-                .flatten()
-        };
-        ww().or_else(wr).or_else(rw)
+    fn order(&self) -> &'static [Rels] {
+        &[Rels::WW, Rels::WR, Rels::RW]
+    }
+
+    fn explain_rel(&self, _h: &History, a: TxnId, b: TxnId, rel: Rels) -> Option<DataStep> {
+        match rel {
+            Rels::WW => self.explain_ww(a, b),
+            Rels::WR => self.explain_wr(a, b),
+            Rels::RW => self.explain_rw(a, b),
+            _ => None,
+        }
     }
 }
 
