@@ -102,6 +102,33 @@ pub struct KeyFacts {
     pub bins: Vec<Bin>,
 }
 
+/// Each transaction's external reads (key, length) and appends (key,
+/// writer), by key index: the per-transaction view of [`KeyFacts`] that the
+/// replays walk (snapshot placement and read committed's commit order).
+pub struct TxnOps {
+    /// Per transaction: (key index, how much of the observed list it read).
+    pub reads: Vec<Vec<(u32, u32)>>,
+    /// Per transaction: (key index, its index among the key's writers).
+    pub appends: Vec<Vec<(u32, u32)>>,
+}
+
+impl TxnOps {
+    /// The view of `keys` for a history of `txns` transactions.
+    pub fn new(txns: usize, keys: &[KeyFacts]) -> TxnOps {
+        let mut reads: Vec<Vec<(u32, u32)>> = vec![Vec::new(); txns];
+        let mut appends: Vec<Vec<(u32, u32)>> = vec![Vec::new(); txns];
+        for (ki, kf) in keys.iter().enumerate() {
+            for r in &kf.readers {
+                reads[r.txn as usize].push((ki as u32, r.cut));
+            }
+            for (wi, w) in kf.writers.iter().enumerate() {
+                appends[w.txn as usize].push((ki as u32, wi as u32));
+            }
+        }
+        TxnOps { reads, appends }
+    }
+}
+
 /// A reason the history cannot satisfy any of the levels, found while
 /// reading it (no search needed).
 #[derive(Clone, Debug)]

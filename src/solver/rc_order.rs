@@ -33,7 +33,7 @@
 //! completeness only. The order is replayed by the caller before it is
 //! trusted; failing here proves nothing.
 
-use super::problem::KeyFacts;
+use super::problem::{KeyFacts, TxnOps};
 use crate::history::{History, Outcome, TxnId, ValId};
 use rustc_hash::FxHashMap;
 use std::time::Instant;
@@ -202,16 +202,7 @@ struct State<'a> {
 impl<'a> State<'a> {
     fn new(h: &History, keys: &'a [KeyFacts]) -> State<'a> {
         let nt = h.txns.len();
-        let mut reads: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nt];
-        let mut appends: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nt];
-        for (ki, kf) in keys.iter().enumerate() {
-            for r in &kf.readers {
-                reads[r.txn as usize].push((ki as u32, r.cut));
-            }
-            for (wi, w) in kf.writers.iter().enumerate() {
-                appends[w.txn as usize].push((ki as u32, wi as u32));
-            }
-        }
+        let TxnOps { reads, appends } = TxnOps::new(nt, keys);
         let mut queue: Vec<TxnId> = (0..nt as TxnId)
             .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
             .collect();
@@ -227,15 +218,8 @@ impl<'a> State<'a> {
             }
         }
         // Zobrist keys: the hash of a set of committed transactions.
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let zobrist: Vec<u64> = (0..nt)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            })
-            .collect();
+        let mut rng = crate::rng::Rng::new(0x9E37_79B9_7F4A_7C15);
+        let zobrist: Vec<u64> = (0..nt).map(|_| rng.next_u64()).collect();
         State {
             keys,
             reads,

@@ -27,7 +27,7 @@
 //! not this proves nothing and the solver decides. The result is replayed
 //! by [`super::witness::check_si`] before it is trusted.
 
-use super::problem::KeyFacts;
+use super::problem::{KeyFacts, TxnOps};
 use super::replay::Replay;
 use crate::history::{History, Outcome, TxnId};
 use rustc_hash::FxHashMap;
@@ -36,7 +36,7 @@ use rustc_hash::FxHashMap;
 /// snapshot includes), or `None` when the replay gets stuck. `info`
 /// transactions are taken as aborted.
 pub fn replay_si(h: &History, keys: &[KeyFacts]) -> Option<(Vec<TxnId>, Vec<u32>)> {
-    let ops = Ops::new(h, keys);
+    let ops = TxnOps::new(h.txns.len(), keys);
     // Completion order as it is first: it may leave blocks out of list
     // order where no later read minds, which [`place`] never does.
     let mut by_completion: Vec<TxnId> = (0..h.txns.len() as TxnId)
@@ -54,31 +54,7 @@ pub fn replay_si(h: &History, keys: &[KeyFacts]) -> Option<(Vec<TxnId>, Vec<u32>
 /// serial one): the exact solver starts from it for snapshot isolation.
 /// Blocks that did not continue an observed list are left out.
 pub fn si_placement(h: &History, keys: &[KeyFacts]) -> Replay {
-    place(h, keys, &Ops::new(h, keys))
-}
-
-/// Each transaction's external reads (key, length) and appends (key,
-/// writer), by key index.
-struct Ops {
-    reads: Vec<Vec<(u32, u32)>>,
-    appends: Vec<Vec<(u32, u32)>>,
-}
-
-impl Ops {
-    fn new(h: &History, keys: &[KeyFacts]) -> Ops {
-        let nt = h.txns.len();
-        let mut reads: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nt];
-        let mut appends: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nt];
-        for (ki, kf) in keys.iter().enumerate() {
-            for r in &kf.readers {
-                reads[r.txn as usize].push((ki as u32, r.cut));
-            }
-            for (wi, w) in kf.writers.iter().enumerate() {
-                appends[w.txn as usize].push((ki as u32, wi as u32));
-            }
-        }
-        Ops { reads, appends }
-    }
+    place(h, keys, &TxnOps::new(h.txns.len(), keys))
 }
 
 /// How many times [`place`] starts over with one more precedence learnt
@@ -108,7 +84,7 @@ const LOOK_BACK: usize = 64;
 /// [`MAX_REPAIRS`] times; after that, or when no such place is found, the
 /// first transaction commits regardless (it is `abandoned` in the result,
 /// though it stays in the order).
-fn place(h: &History, keys: &[KeyFacts], ops: &Ops) -> Replay {
+fn place(h: &History, keys: &[KeyFacts], ops: &TxnOps) -> Replay {
     let mut first: FxHashMap<TxnId, Vec<TxnId>> = FxHashMap::default();
     // The furthest a replay got, and how many repairs since did not help.
     let (mut best, mut stale) = (0, 0);
@@ -142,7 +118,7 @@ fn place(h: &History, keys: &[KeyFacts], ops: &Ops) -> Replay {
 fn place_once(
     h: &History,
     keys: &[KeyFacts],
-    ops: &Ops,
+    ops: &TxnOps,
     first: &FxHashMap<TxnId, Vec<TxnId>>,
     stop: bool,
 ) -> Result<Replay, (usize, Option<(TxnId, TxnId)>)> {
@@ -238,7 +214,7 @@ impl State {
     fn fits(
         &self,
         keys: &[KeyFacts],
-        ops: &Ops,
+        ops: &TxnOps,
         first: &FxHashMap<TxnId, Vec<TxnId>>,
         t: TxnId,
     ) -> bool {
@@ -279,7 +255,7 @@ impl State {
         &self,
         h: &History,
         keys: &[KeyFacts],
-        ops: &Ops,
+        ops: &TxnOps,
         first: &FxHashMap<TxnId, Vec<TxnId>>,
         from: TxnId,
     ) -> Option<(TxnId, TxnId)> {
@@ -366,7 +342,7 @@ impl State {
 
     /// What `t` waits for: (key, position, its block there for an append
     /// or none for a read) where the key's list must go on first.
-    fn wants(&self, keys: &[KeyFacts], ops: &Ops, t: TxnId) -> Vec<Want> {
+    fn wants(&self, keys: &[KeyFacts], ops: &TxnOps, t: TxnId) -> Vec<Want> {
         let tu = t as usize;
         let mut out = Vec::new();
         for &(k, c) in &ops.reads[tu] {
@@ -434,7 +410,7 @@ impl State {
 /// after every commit is fixed, so the snapshots that fit are an interval.
 fn latest_snapshots(
     keys: &[KeyFacts],
-    ops: &Ops,
+    ops: &TxnOps,
     order: &[TxnId],
 ) -> Option<(Vec<TxnId>, Vec<u32>)> {
     // Per key: (commit number, length after it), lengths increasing; and
@@ -500,7 +476,7 @@ fn latest_snapshots(
 fn from_events(
     h: &History,
     keys: &[KeyFacts],
-    ops: &Ops,
+    ops: &TxnOps,
     order: &[TxnId],
 ) -> Option<(Vec<TxnId>, Vec<u32>)> {
     let nt = h.txns.len();
