@@ -382,6 +382,9 @@ impl ListAppend<'_> {
     }
 }
 
+/// The same dispatch as the parent module's, on purpose: the reference
+/// keeps its own explainers (above, as first written), so it needs its own
+/// impl of the trait to be compared with the rewrite.
 impl Explain for ListAppend<'_> {
     fn order(&self) -> &'static [Rels] {
         &[Rels::WW, Rels::WR, Rels::RW]
