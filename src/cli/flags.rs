@@ -18,16 +18,18 @@ pub struct CheckFlags {
     /// models prohibit (e.g. G1,G2-item,internal).
     #[arg(short = 'a', long, default_value = "")]
     pub anomalies: String,
-    /// Bound on cycle search per strongly connected component, in milliseconds.
-    /// Results found when it is hit are lower bounds (reported as cycle-search-timeout).
-    #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000)]
+    /// Bound on cycle search per strongly connected component, in milliseconds
+    /// (or with a unit: 500ms, 2s, 1m). Results found when it is hit are lower
+    /// bounds (reported as cycle-search-timeout).
+    #[arg(short = 's', long = "cycle-search-timeout", default_value_t = 1000, value_parser = millis)]
     pub cycle_search_timeout: u64,
     /// Time limit of the exact solvers (rw-register histories at
     /// serializable, strict-serializable, snapshot-isolation; list-append
     /// histories whose appended values repeat) and of the linearizability
-    /// search (cas-register, mutex), in milliseconds per history and level;
-    /// when it is hit the verdict is unknown, with the reason.
-    #[arg(long = "solver-timeout", default_value_t = 30_000)]
+    /// search (cas-register, mutex), in milliseconds (or with a unit: 500ms,
+    /// 30s, 2m) per history and level; when it is hit the verdict is
+    /// unknown, with the reason.
+    #[arg(long = "solver-timeout", default_value_t = 30_000, value_parser = millis)]
     pub solver_timeout: u64,
     /// Print the full result for each file as a JSON object (Elle's keys).
     #[arg(short = 'v', long)]
@@ -131,5 +133,54 @@ impl CheckFlags {
         .into_iter()
         .filter_map(|(given, name)| given.then_some(name))
         .collect()
+    }
+}
+
+/// A time limit in milliseconds: a bare number is milliseconds (as Elle's
+/// `-s` is), or a number with `ms`, `s` or `m` (`--solver-timeout 10` is
+/// 10 ms, easy to mistake for seconds: `10s` says what it means).
+fn millis(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, per) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60e3)
+    } else {
+        (t, 1.0)
+    };
+    let bad = || {
+        format!(
+            "expected milliseconds (30000) or a number with a unit (500ms, 30s, 2m), found {s:?}"
+        )
+    };
+    let x: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !x.is_finite() || x < 0.0 || x * per > u64::MAX as f64 / 2.0 {
+        return Err(bad());
+    }
+    let ms = x * per;
+    if per == 1.0 && ms.fract() != 0.0 {
+        return Err(bad());
+    }
+    Ok(ms.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::millis;
+
+    #[test]
+    fn time_limits_are_milliseconds_or_carry_their_unit() {
+        assert_eq!(millis("30000"), Ok(30_000));
+        assert_eq!(millis("0"), Ok(0));
+        assert_eq!(millis("500ms"), Ok(500));
+        assert_eq!(millis("30s"), Ok(30_000));
+        assert_eq!(millis("1.5s"), Ok(1_500));
+        assert_eq!(millis("2m"), Ok(120_000));
+        for bad in ["", "s", "10x", "-1", "1.5", "1.5ms", "nan", "infs", "10 h"] {
+            let e = millis(bad).expect_err(bad);
+            assert!(e.contains("500ms, 30s, 2m"), "{bad}: {e}");
+        }
     }
 }

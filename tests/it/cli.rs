@@ -248,6 +248,45 @@ fn solver_timeout_bounds_the_duplicate_value_solver() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Time limits take a unit (`2s` is 2,000 ms; a bare number stays
+/// milliseconds, as Elle's `-s`); a limit that is neither is refused with
+/// exit 2 and the forms it takes, not read as something else.
+#[test]
+fn time_limits_take_units_and_refuse_what_is_not_a_duration() {
+    let f = format!(
+        "{}/tests/data/duplicates-fig1d.edn",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let ms = isolde(&[
+        "check",
+        "-c",
+        "serializable",
+        "--solver-timeout",
+        "2000",
+        &f,
+    ]);
+    let s = isolde(&[
+        "check",
+        "-c",
+        "serializable",
+        "--solver-timeout",
+        "2s",
+        "-s",
+        "1s",
+        &f,
+    ]);
+    assert_eq!(ms.status.code(), Some(1), "{}", stderr(&ms));
+    assert_eq!(s.status.code(), ms.status.code(), "{}", stderr(&s));
+    assert_eq!(stdout(&s), stdout(&ms));
+    for (flag, bad) in [("--solver-timeout", "10x"), ("-s", "1.5")] {
+        let o = isolde(&["check", flag, bad, &f]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {bad}");
+        let e = stderr(&o);
+        assert!(e.contains("500ms, 30s, 2m") && e.contains(bad), "{e}");
+        assert!(stdout(&o).is_empty(), "no verdict for a refused flag");
+    }
+}
+
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
