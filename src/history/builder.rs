@@ -30,7 +30,7 @@
 //! their event order is computed from times, see [`HistoryBuilder::finish`].
 
 use super::error::ReadError;
-use super::raw::{OpType, RawMop, RawOp, RawTxn, RawValue};
+use super::raw::{MopRef, OpBatch, OpType, RawMop, RawOp, RawTxn, ValueRef};
 use super::{Datum, DoubleInvoke, History, Interner, Mop, MopKind, Observed, Outcome, Txn};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
@@ -41,7 +41,8 @@ struct Pending {
     time: Option<i64>,
     seq: u64,
     line: u32,
-    f: Datum,
+    /// `None`: `:txn`.
+    f: Option<Datum>,
     mops: Option<Vec<RawMop>>,
 }
 
@@ -88,10 +89,10 @@ impl IntCache {
     }
 
     #[inline]
-    fn intern(&mut self, interner: &mut Interner, d: Datum) -> u32 {
+    fn intern(&mut self, interner: &mut Interner, d: &Datum) -> u32 {
         match d {
-            Datum::Int(i) => self.intern_int(interner, i),
-            d => interner.intern(d),
+            Datum::Int(i) => self.intern_int(interner, *i),
+            d => interner.intern_ref(d),
         }
     }
 
@@ -134,6 +135,22 @@ impl HistoryBuilder {
 
     /// Adds the next Jepsen op of the stream.
     pub fn push(&mut self, op: RawOp) -> Result<(), ReadError> {
+        let mut batch = OpBatch::default();
+        batch.push_raw(op);
+        self.push_batch(&batch)
+    }
+
+    /// Adds the ops of `batch`, in order (what readers do: see
+    /// [`OpBatch`]).
+    pub(crate) fn push_batch(&mut self, batch: &OpBatch) -> Result<(), ReadError> {
+        for i in 0..batch.len() {
+            self.push_one(batch, i)?;
+        }
+        Ok(())
+    }
+
+    fn push_one(&mut self, batch: &OpBatch, i: usize) -> Result<(), ReadError> {
+        let op = &batch.ops[i];
         if !self.times.is_empty() {
             return Err(self.err(
                 op.line,
@@ -187,19 +204,17 @@ impl HistoryBuilder {
                 time,
                 seq,
                 line: op.line,
-                f: op.f,
-                mops: op.value,
+                f: not_txn(batch.f(i)).cloned(),
+                mops: batch.mops(i).map(|ms| ms.map(MopRef::to_owned).collect()),
             });
             return Ok(());
         }
         let outcome = op.kind.outcome().unwrap_or(Outcome::Info);
-        let mut invocation = self
+        let done = batch.mops(i);
+        let invocation = self
             .pending
             .get_mut(&process)
-            .and_then(|q| take_matching(q, op.value.as_deref()));
-        let mops = op
-            .value
-            .or_else(|| invocation.as_mut().and_then(|i| i.mops.take()));
+            .and_then(|q| take_matching(q, done.clone()));
         let txn = Txn {
             outcome,
             process,
@@ -214,7 +229,12 @@ impl HistoryBuilder {
             line: op.line,
             f: None,
         };
-        self.add(txn, &op.f, mops.unwrap_or_default(), op.line, op.col)
+        let f = not_txn(batch.f(i));
+        match (done, invocation.as_ref().and_then(|i| i.mops.as_deref())) {
+            (Some(mops), _) => self.add(txn, f, mops, op.line, op.col),
+            (None, Some(mops)) => self.add(txn, f, mops.iter().map(RawMop::view), op.line, op.col),
+            (None, None) => self.add(txn, f, [].into_iter(), op.line, op.col),
+        }
     }
 
     /// Adds one already-paired OneLite transaction.
@@ -250,15 +270,16 @@ impl HistoryBuilder {
             line: t.line,
             f: None,
         };
-        self.add(txn, &Datum::Keyword("txn".into()), t.mops, t.line, t.col)
+        self.add(txn, None, t.mops.iter().map(RawMop::view), t.line, t.col)
     }
 
-    /// Interns the txn's micro-ops and `:f`, and appends it.
-    fn add(
+    /// Interns the txn's micro-ops and `:f` (`None`: `:txn`), and appends
+    /// it.
+    fn add<'m>(
         &mut self,
         mut txn: Txn,
-        f: &Datum,
-        mops: Vec<RawMop>,
+        f: Option<&Datum>,
+        mops: impl ExactSizeIterator<Item = MopRef<'m>>,
         line: u32,
         col: u32,
     ) -> Result<(), ReadError> {
@@ -276,9 +297,9 @@ impl HistoryBuilder {
         for m in mops {
             let key = keys_cache.intern(&mut h.keys, m.key);
             let value = match m.value {
-                RawValue::Nil => Observed::Nil,
-                RawValue::Scalar(d) => Observed::Scalar(vals_cache.intern(&mut h.values, d)),
-                RawValue::List(xs) if m.kind == MopKind::Read => {
+                ValueRef::Nil => Observed::Nil,
+                ValueRef::Scalar(d) => Observed::Scalar(vals_cache.intern(&mut h.values, d)),
+                ValueRef::List(xs) if m.kind == MopKind::Read => {
                     if h.elems.len() + xs.len() > u32::MAX as usize {
                         return Err(ReadError::invalid(
                             &self.file,
@@ -297,7 +318,7 @@ impl HistoryBuilder {
                         len: h.elems.len() as u32 - start,
                     }
                 }
-                RawValue::Ints(xs) if m.kind == MopKind::Read => {
+                ValueRef::Ints(xs) if m.kind == MopKind::Read => {
                     if h.elems.len() + xs.len() > u32::MAX as usize {
                         return Err(ReadError::invalid(
                             &self.file,
@@ -308,7 +329,7 @@ impl HistoryBuilder {
                     }
                     let start = h.elems.len() as u32;
                     h.elems.reserve(xs.len());
-                    for x in xs {
+                    for &x in xs {
                         let v = vals_cache.intern_int(&mut h.values, x);
                         h.elems.push(v);
                     }
@@ -318,10 +339,10 @@ impl HistoryBuilder {
                     }
                 }
                 // An appended or written vector is one opaque value.
-                RawValue::List(xs) => Observed::Scalar(h.values.intern(Datum::Vector(xs))),
-                RawValue::Ints(xs) => Observed::Scalar(
+                ValueRef::List(xs) => Observed::Scalar(h.values.intern(Datum::Vector(xs.to_vec()))),
+                ValueRef::Ints(xs) => Observed::Scalar(
                     h.values
-                        .intern(Datum::Vector(xs.into_iter().map(Datum::Int).collect())),
+                        .intern(Datum::Vector(xs.iter().copied().map(Datum::Int).collect())),
                 ),
             };
             h.mops.push(Mop {
@@ -330,10 +351,7 @@ impl HistoryBuilder {
                 value,
             });
         }
-        txn.f = match f {
-            Datum::Keyword(k) if k == "txn" => None,
-            other => Some(h.values.intern(other.clone())),
-        };
+        txn.f = f.map(|f| h.values.intern_ref(f));
         if txn.invoke_seq.is_some() && txn.complete_seq.is_some() {
             h.has_invocations = true;
         }
@@ -377,7 +395,8 @@ impl HistoryBuilder {
                 line: p.line,
                 f: None,
             };
-            self.add(txn, &p.f, p.mops.unwrap_or_default(), p.line, 0)?;
+            let mops = p.mops.as_deref().unwrap_or(&[]);
+            self.add(txn, p.f.as_ref(), mops.iter().map(RawMop::view), p.line, 0)?;
         }
         // Completed txns are already in order; merge in the lone invocations.
         self.h
@@ -415,11 +434,25 @@ impl HistoryBuilder {
     }
 }
 
+/// `f` unless it is `:txn`.
+fn not_txn(f: &Datum) -> Option<&Datum> {
+    match f {
+        Datum::Keyword(k) if k == "txn" => None,
+        f => Some(f),
+    }
+}
+
 /// Removes the invocation a completion with micro-ops `done` belongs to:
 /// the only one, else the first with the same micro-ops, else the oldest.
-fn take_matching(q: &mut VecDeque<Pending>, done: Option<&[RawMop]>) -> Option<Pending> {
+fn take_matching<'m, I>(q: &mut VecDeque<Pending>, done: Option<I>) -> Option<Pending>
+where
+    I: ExactSizeIterator<Item = MopRef<'m>> + Clone,
+{
     if q.len() > 1 {
-        if let Some(i) = q.iter().position(|p| same_txn(p.mops.as_deref(), done)) {
+        if let Some(i) = q
+            .iter()
+            .position(|p| same_txn(p.mops.as_deref(), done.clone()))
+        {
             return q.remove(i);
         }
     }
@@ -428,14 +461,17 @@ fn take_matching(q: &mut VecDeque<Pending>, done: Option<&[RawMop]>) -> Option<P
 
 /// Could `inv` be the invocation of `done`? Same functions, keys and
 /// written values in the same order; reads are unknown when invoked.
-fn same_txn(inv: Option<&[RawMop]>, done: Option<&[RawMop]>) -> bool {
+fn same_txn<'m, I>(inv: Option<&[RawMop]>, done: Option<I>) -> bool
+where
+    I: ExactSizeIterator<Item = MopRef<'m>>,
+{
     match (inv, done) {
         (Some(a), Some(b)) => {
             a.len() == b.len()
                 && a.iter().zip(b).all(|(x, y)| {
                     x.kind == y.kind
-                        && x.key == y.key
-                        && (x.kind == MopKind::Read || x.value == y.value)
+                        && x.key == *y.key
+                        && (x.kind == MopKind::Read || x.view().value == y.value)
                 })
         }
         (None, None) => true,
@@ -447,6 +483,7 @@ fn same_txn(inv: Option<&[RawMop]>, done: Option<&[RawMop]>) -> bool {
 mod tests {
     use super::*;
     use crate::history::edn::EdnReader;
+    use crate::history::raw::RawValue;
 
     fn build(text: &str) -> Result<History, ReadError> {
         let mut b = HistoryBuilder::new("t.edn");

@@ -3,8 +3,9 @@
 //! what a micro-op looks like, the errors for each) are the same for
 //! elle-cli's JSON, which reads through [`EdnReader`] in its JSON dialect.
 
+use super::builder::HistoryBuilder;
 use super::error::ReadError;
-use super::raw::{OpType, RawMop, RawOp, RawValue};
+use super::raw::{OpBatch, OpType, RawMop, RawOp, RawValue};
 use super::scan::{Atom, Coll, Dialect, Scanner, Tape};
 use super::{Datum, MopKind};
 use std::io::Read;
@@ -240,8 +241,13 @@ impl<R: Read> EdnReader<R> {
     }
 
     pub(crate) fn with_dialect(input: R, file: &str, dialect: Dialect) -> Self {
+        Self::from_scanner(Scanner::new(input, file, dialect), dialect)
+    }
+
+    /// Ops through a scanner set up by the caller (e.g. resumed mid-input).
+    pub(crate) fn from_scanner(scanner: Scanner<R>, dialect: Dialect) -> Self {
         EdnReader {
-            scanner: Scanner::new(input, file, dialect),
+            scanner,
             dialect,
             fast: true,
             failed: false,
@@ -250,13 +256,19 @@ impl<R: Read> EdnReader<R> {
 
     /// The next op, or `None` at the end of the history.
     pub fn next_op(&mut self) -> Result<Option<RawOp>, ReadError> {
+        let mut batch = OpBatch::default();
+        Ok(self.next_into(&mut batch)?.then(|| batch.raw(0)))
+    }
+
+    /// Appends the next op to `batch`; false at the end of the history.
+    pub(crate) fn next_into(&mut self, batch: &mut OpBatch) -> Result<bool, ReadError> {
         if self.failed {
-            return Ok(None);
+            return Ok(false);
         }
         if self.fast && self.scanner.between_forms() {
-            match self.scanner.simple_op() {
-                Ok(Some(op)) => return Ok(Some(op)),
-                Ok(None) => {}
+            match self.scanner.simple_op(batch) {
+                Ok(true) => return Ok(true),
+                Ok(false) => {}
                 Err(e) => {
                     self.failed = true;
                     return Err(e);
@@ -264,14 +276,39 @@ impl<R: Read> EdnReader<R> {
             }
         }
         let r = match self.scanner.next_form() {
-            Ok(None) => Ok(None),
-            Ok(Some(pos)) => {
-                decode_op(&self.scanner.tape, self.dialect, &self.scanner.file, pos).map(Some)
-            }
+            Ok(None) => Ok(false),
+            Ok(Some(pos)) => decode_op(&self.scanner.tape, self.dialect, &self.scanner.file, pos)
+                .map(|op| {
+                    batch.push_raw(op);
+                    true
+                }),
             Err(e) => Err(e),
         };
         self.failed = r.is_err();
         r
+    }
+
+    /// Reads every op into `b`, in batches (no allocation per op), in
+    /// the order and with the first error of one op at a time.
+    pub(crate) fn build(mut self, b: &mut HistoryBuilder) -> Result<(), ReadError> {
+        const BATCH: usize = 1024;
+        let mut batch = OpBatch::default();
+        loop {
+            batch.clear();
+            let mut next = Ok(true);
+            while batch.len() < BATCH {
+                next = self.next_into(&mut batch);
+                if !matches!(next, Ok(true)) {
+                    break;
+                }
+            }
+            // The ops before an error go in first: their own errors come
+            // before it in the stream.
+            b.push_batch(&batch)?;
+            if !next? {
+                return Ok(());
+            }
+        }
     }
 }
 

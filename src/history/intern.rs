@@ -21,15 +21,20 @@ impl Interner {
 
     /// The id of `d`, adding it if new.
     pub fn intern(&mut self, d: Datum) -> u32 {
+        self.intern_ref(&d)
+    }
+
+    /// The id of `d`, adding a copy if new.
+    pub fn intern_ref(&mut self, d: &Datum) -> u32 {
         if let Datum::Int(i) = d {
-            return self.intern_int(i);
+            return self.intern_int(*i);
         }
-        if let Some(&id) = self.others.get(&d) {
+        if let Some(&id) = self.others.get(d) {
             return id;
         }
         let id = self.data.len() as u32;
         self.data.push(d.clone());
-        self.others.insert(d, id);
+        self.others.insert(d.clone(), id);
         id
     }
 

@@ -11,6 +11,7 @@ pub mod error;
 pub mod intern;
 pub mod json;
 pub mod onelite;
+mod parallel;
 pub mod print;
 pub mod raw;
 pub mod read;

@@ -10,9 +10,9 @@
 use super::builder::HistoryBuilder;
 use super::edn::EdnReader;
 use super::error::ReadError;
-use super::json::JsonReader;
 use super::onelite::{OneLiteReader, OneLiteWorkload};
-use super::raw::RawOp;
+use super::parallel;
+use super::scan::Dialect;
 use super::History;
 use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
 use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
@@ -132,23 +132,22 @@ pub fn load<R: Read>(input: R, name: &str, format: Option<Format>) -> Result<Loa
     load_opened(format, input, name)
 }
 
-/// Reads an input that [`open`] prepared, on this thread.
+/// Reads an input that [`open`] prepared: EDN and JSON on [`threads`]
+/// threads (the history is the same on any number).
 fn load_opened<R: Read>(format: Format, input: R, name: &str) -> Result<Loaded, ReadError> {
     let mut b = HistoryBuilder::new(name);
     let mut workload = None;
     match format {
-        Format::Edn => {
-            let mut r = EdnReader::new(input, name);
-            while let Some(op) = r.next_op()? {
-                b.push(op)?;
-            }
+        Format::Edn | Format::Json if threads() > 1 => {
+            let dialect = if format == Format::Json {
+                Dialect::Json
+            } else {
+                Dialect::Edn
+            };
+            parallel::read_ops(input, name, dialect, threads(), parallel::BLOCK, &mut b)?;
         }
-        Format::Json => {
-            let mut r = JsonReader::new(input, name);
-            while let Some(op) = r.next_op()? {
-                b.push(op)?;
-            }
-        }
+        Format::Edn => EdnReader::new(input, name).build(&mut b)?,
+        Format::Json => EdnReader::with_dialect(input, name, Dialect::Json).build(&mut b)?,
         Format::OneLite => {
             let mut r = OneLiteReader::new(input, name);
             workload = r.workload()?;
@@ -177,83 +176,6 @@ pub fn threads() -> usize {
             .and_then(|s| s.trim().parse::<usize>().ok())
             .filter(|&n| n >= 1)
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-    })
-}
-
-/// Ops handed from the decoding thread to the building one at a time.
-const BATCH: usize = 2048;
-
-/// [`load`] on two threads: a helper thread decodes ops (EDN or JSON) in
-/// batches while this one pairs and interns them. The history, and the
-/// first error in stream order, are exactly those of [`load`]: batches
-/// arrive in order, and a decoding error comes after every op before it.
-/// OneLite input is read by [`load`].
-///
-/// Not used by the command line: handing every op to another thread costs
-/// about as much as building it (allocations freed across threads), so on
-/// a machine whose cores are busy it is slower than [`load`] (see
-/// BENCHMARKS.md). It pays only when a core is otherwise idle.
-pub fn load_pipelined<R: Read + Send>(
-    input: R,
-    name: &str,
-    format: Option<Format>,
-) -> Result<Loaded, ReadError> {
-    let (format, input) = open(input, name, format)?;
-    if format == Format::OneLite {
-        return load_opened(format, input, name);
-    }
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<RawOp>, ReadError>>(8);
-    std::thread::scope(|s| {
-        s.spawn(move || {
-            let mut next: Box<dyn FnMut() -> Result<Option<RawOp>, ReadError>> = match format {
-                Format::Json => {
-                    let mut r = JsonReader::new(input, name);
-                    Box::new(move || r.next_op())
-                }
-                _ => {
-                    let mut r = EdnReader::new(input, name);
-                    Box::new(move || r.next_op())
-                }
-            };
-            let mut batch = Vec::with_capacity(BATCH);
-            loop {
-                match next() {
-                    Ok(Some(op)) => {
-                        batch.push(op);
-                        if batch.len() == BATCH {
-                            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                            if tx.send(Ok(full)).is_err() {
-                                return;
-                            }
-                        }
-                    }
-                    Ok(None) => {
-                        let _ = tx.send(Ok(batch));
-                        return;
-                    }
-                    Err(e) => {
-                        if tx.send(Ok(batch)).is_ok() {
-                            let _ = tx.send(Err(e));
-                        }
-                        return;
-                    }
-                }
-            }
-        });
-        let mut b = HistoryBuilder::new(name);
-        // Returning early drops `rx`, which stops the decoding thread.
-        for batch in rx {
-            for op in batch? {
-                b.push(op)?;
-            }
-        }
-        let ops = b.ops();
-        Ok(Loaded {
-            history: b.finish()?,
-            format,
-            ops,
-            workload: None,
-        })
     })
 }
 
@@ -556,69 +478,6 @@ mod tests {
             e.to_string(),
             "h.edn:3:41: unknown micro-op function :cas (expected :append, :r or :w)"
         );
-    }
-
-    /// The parts of a history that a reader decides.
-    fn summary(h: &History) -> String {
-        let keys: Vec<String> = (0..h.keys.len() as u32)
-            .map(|i| h.keys.datum(i).to_string())
-            .collect();
-        let values: Vec<String> = (0..h.values.len() as u32)
-            .map(|i| h.values.datum(i).to_string())
-            .collect();
-        format!(
-            "{:?}\n{:?}\n{:?}\n{keys:?}\n{values:?}\n{}",
-            h.txns, h.mops, h.elems, h.has_invocations
-        )
-    }
-
-    /// `load` and `load_pipelined` agree: same history, or same error.
-    fn same_pipelined(input: &[u8]) {
-        let show = |r: Result<Loaded, ReadError>| match r {
-            Ok(l) => Ok((summary(&l.history), l.format, l.ops, l.workload)),
-            Err(e) => Err(e.to_string()),
-        };
-        let a = show(load(input, "h", None));
-        assert_eq!(show(load_pipelined(input, "h", None)), a);
-    }
-
-    #[test]
-    fn the_pipelined_reader_gives_the_same_history_and_errors() {
-        // Many batches, pending invocations across batch boundaries.
-        let mut text = String::new();
-        for i in 0..3 * BATCH + 17 {
-            let p = i % 7;
-            text.push_str(&format!("{{:index {}, :type :invoke, :process {p}, :value [[:append {p} {i}] [:r {p} nil]]}}\n", 2 * i));
-            text.push_str(&format!("{{:index {}, :type :ok, :process {p}, :value [[:append {p} {i}] [:r {p} [{i}]]]}}\n", 2 * i + 1));
-        }
-        same_pipelined(text.as_bytes());
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(text.as_bytes()).unwrap();
-        same_pipelined(&gz.finish().unwrap());
-        // A syntax error deep in the input, and a pairing error before it.
-        let bad = format!("{text}{{:index 1 :type :ok :process 0 :value [[:append 1 }}\n");
-        same_pipelined(bad.as_bytes());
-        let mut lines: Vec<&str> = text.lines().collect();
-        let unindexed = "{:type :ok, :process 1, :value [[:append 1 1]]}";
-        lines.insert(BATCH + 3, unindexed);
-        let both = format!(
-            "{}\n{{:index 1 :type :ok :process 0 :value [[:cas 1 2]]}}\n",
-            lines.join("\n")
-        );
-        same_pipelined(both.as_bytes());
-        assert!(load(bad.as_bytes(), "h", None).is_err());
-        let e = load(both.as_bytes(), "h", None).unwrap_err().to_string();
-        assert!(e.contains("no :index"), "{e}");
-        for small in [EDN, JSON, ONELITE, ""] {
-            same_pipelined(small.as_bytes());
-        }
-    }
-
-    #[test]
-    fn the_pipelined_reader_agrees_on_the_conformance_histories() {
-        for p in crate::corpus::histories(&crate::corpus::FOLDERS) {
-            same_pipelined(&std::fs::read(&p).unwrap());
-        }
     }
 
     #[test]

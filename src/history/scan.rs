@@ -14,11 +14,12 @@
 //! (drop, hash, print) is safe too.
 
 use super::error::ReadError;
-use super::raw::{RawOp, RawValue};
+use super::raw::{OpBatch, RawValue};
 use super::Datum;
 use std::io::{self, Read};
 
 mod fast;
+pub(crate) mod lines;
 
 /// Deepest nesting of collections accepted. Jepsen ops nest 4 or 5 deep.
 pub const MAX_DEPTH: usize = 1000;
@@ -356,9 +357,16 @@ impl<R> Scanner<R> {
 
 impl<R: Read> Scanner<R> {
     pub fn new(input: R, file: &str, dialect: Dialect) -> Self {
+        Self::with_buffer(input, file, dialect, CHUNK)
+    }
+
+    /// [`Scanner::new`] with a first buffer of `cap` bytes (it grows for a
+    /// longer token): a scanner over one short line need not allocate a
+    /// whole chunk.
+    pub(crate) fn with_buffer(input: R, file: &str, dialect: Dialect, cap: usize) -> Self {
         Scanner {
             input,
-            buf: vec![0; CHUNK],
+            buf: vec![0; cap.max(16)],
             pos: 0,
             end: 0,
             eof: false,
@@ -376,6 +384,15 @@ impl<R: Read> Scanner<R> {
             seq: None,
             started: false,
         }
+    }
+
+    /// The scanner for input that starts at the start of line `line` of a
+    /// history, between top-level forms and past its first bytes (so no
+    /// byte-order mark is looked for).
+    pub(crate) fn resumed(mut self, line: u32) -> Self {
+        self.line = line;
+        self.started = true;
+        self
     }
 
     fn err(&self, line: u32, col: u32, what: impl Into<String>) -> ReadError {
@@ -627,10 +644,10 @@ impl<R: Read> Scanner<R> {
         }
     }
 
-    /// Reads the next op through the fast path (see `fast.rs`) when it has
-    /// the common shape and lies wholly in the buffer; otherwise consumes
-    /// nothing and returns `None`.
-    pub(crate) fn simple_op(&mut self) -> Res<Option<RawOp>> {
+    /// Reads the next op into `batch` through the fast path (see `fast.rs`)
+    /// when it has the common shape and lies wholly in the buffer;
+    /// otherwise consumes nothing and returns false.
+    pub(crate) fn simple_op(&mut self, batch: &mut OpBatch) -> Res<bool> {
         /// Bytes wanted in the buffer before trying: more than any common op.
         const WINDOW: usize = 64 * 1024;
         self.skip_ws()?;
@@ -639,24 +656,15 @@ impl<R: Read> Scanner<R> {
             self.skip_ws()?;
         }
         if self.pos >= self.end || self.buf[self.pos] != b'{' {
-            return Ok(None);
+            return Ok(false);
         }
-        let Some((op, used)) = fast::op(&self.buf[self.pos..self.end], self.dialect, self.class)
-        else {
-            return Ok(None);
+        let here = self.here();
+        let b = &self.buf[self.pos..self.end];
+        let Some(used) = fast::op(b, self.dialect, self.class, batch, here) else {
+            return Ok(false);
         };
-        let (line, col) = self.here();
         self.pos += used;
-        Ok(Some(RawOp {
-            index: op.index,
-            time: op.time,
-            kind: op.kind,
-            process: Datum::Int(op.process),
-            f: op.f,
-            value: op.value,
-            line,
-            col,
-        }))
+        Ok(true)
     }
 
     fn at_eof(&mut self) -> Res<Option<(u32, u32)>> {

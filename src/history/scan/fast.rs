@@ -11,18 +11,8 @@
 //! results and error messages are those of the general path.
 
 use super::{Dialect, TERM, WS};
-use crate::history::raw::{OpType, RawMop, RawValue};
+use crate::history::raw::{OpBatch, OpType};
 use crate::history::{Datum, MopKind};
-
-/// An op decoded by the fast path, without its position.
-pub(super) struct FastOp {
-    pub index: Option<i64>,
-    pub time: Option<i64>,
-    pub kind: OpType,
-    pub process: i64,
-    pub f: Datum,
-    pub value: Option<Vec<RawMop>>,
-}
 
 struct Cursor<'a> {
     b: &'a [u8],
@@ -31,16 +21,31 @@ struct Cursor<'a> {
     class: &'static [u8; 256],
 }
 
-/// Decodes the op map at the start of `b`; returns it and the bytes it
-/// took, or `None` when the general path must read it.
-pub(super) fn op(b: &[u8], dialect: Dialect, class: &'static [u8; 256]) -> Option<(FastOp, usize)> {
+/// Decodes the op map at the start of `b` into `batch`, at `(line, col)`;
+/// returns the bytes it took, or `None` (leaving `batch` as it was) when the
+/// general path must read it.
+pub(super) fn op(
+    b: &[u8],
+    dialect: Dialect,
+    class: &'static [u8; 256],
+    batch: &mut OpBatch,
+    (line, col): (u32, u32),
+) -> Option<usize> {
     let mut c = Cursor {
         b,
         i: 0,
         json: dialect == Dialect::Json,
         class,
     };
-    c.op().map(|op| (op, c.i))
+    let mark = batch.mark();
+    let f = batch.f_nil();
+    batch.begin_op(None, None, OpType::Invoke, Datum::Nil, f, false, line, col);
+    if c.op(batch).is_some() {
+        Some(c.i)
+    } else {
+        batch.truncate(mark);
+        None
+    }
 }
 
 impl<'a> Cursor<'a> {
@@ -158,14 +163,14 @@ impl<'a> Cursor<'a> {
         String::from_utf8_lossy(name).into_owned()
     }
 
-    fn op(&mut self) -> Option<FastOp> {
+    /// Fills in the op `batch` holds last.
+    fn op(&mut self, batch: &mut OpBatch) -> Option<()> {
         if self.peek() != Some(b'{') {
             return None;
         }
         self.i += 1;
         let mut seen = [false; 6];
-        let (mut index, mut time, mut kind, mut process, mut f, mut value) =
-            (None, None, None, None, Datum::Nil, None);
+        let (mut index, mut time, mut kind, mut process, mut f) = (None, None, None, None, None);
         loop {
             if self.ws()? == b'}' {
                 self.i += 1;
@@ -211,38 +216,39 @@ impl<'a> Cursor<'a> {
                 3 => process = Some(self.int()?),
                 4 => {
                     if !self.nil() {
-                        f = Datum::Keyword(Self::text(self.name()?));
+                        f = Some(batch.f_keyword(self.name()?));
                     }
                 }
                 _ => {
                     if !self.nil() {
-                        value = Some(self.mops()?);
+                        batch.set_has_mops(true);
+                        self.mops(batch)?;
                     }
                 }
             }
         }
-        Some(FastOp {
-            index,
-            time,
-            kind: kind?,
-            process: process?,
-            f,
-            value,
-        })
+        let op = batch.ops.last_mut()?;
+        op.index = index;
+        op.time = time;
+        op.kind = kind?;
+        op.process = Datum::Int(process?);
+        if let Some(f) = f {
+            op.f = f;
+        }
+        Some(())
     }
 
-    /// `[[:append k v] [:r k [..]] ...]`.
-    fn mops(&mut self) -> Option<Vec<RawMop>> {
+    /// `[[:append k v] [:r k [..]] ...]`, into the last op of `batch`.
+    fn mops(&mut self, batch: &mut OpBatch) -> Option<()> {
         if self.peek() != Some(b'[') {
             return None;
         }
         self.i += 1;
-        let mut mops = Vec::with_capacity(6);
         loop {
             match self.ws()? {
                 b']' => {
                     self.i += 1;
-                    return Some(mops);
+                    return Some(());
                 }
                 b'[' => self.i += 1,
                 _ => return None,
@@ -265,25 +271,23 @@ impl<'a> Cursor<'a> {
                 }
                 _ => Datum::Int(self.int()?),
             };
-            let value = match self.ws()? {
-                b']' if kind == MopKind::Read => RawValue::Nil,
+            match self.ws()? {
+                b']' if kind == MopKind::Read => batch.add_mop(kind, key, None),
                 b'[' if kind == MopKind::Read => {
                     self.i += 1;
-                    let mut xs = Vec::new();
+                    batch.add_ints_read(key);
                     while self.ws()? != b']' {
-                        xs.push(self.int()?);
+                        batch.add_int(self.int()?);
                     }
                     self.i += 1;
-                    RawValue::Ints(xs)
                 }
-                _ if self.nil() => RawValue::Nil,
-                _ => RawValue::Scalar(Datum::Int(self.int()?)),
-            };
+                _ if self.nil() => batch.add_mop(kind, key, None),
+                _ => batch.add_mop(kind, key, Some(Datum::Int(self.int()?))),
+            }
             if self.ws()? != b']' {
                 return None;
             }
             self.i += 1;
-            mops.push(RawMop { kind, key, value });
         }
     }
 }
@@ -293,7 +297,7 @@ mod tests {
     use super::super::{tests::OneByte, EDN_CLASS, JSON_CLASS};
     use super::*;
     use crate::history::edn::EdnReader;
-    use crate::history::raw::RawOp;
+    use crate::history::raw::{RawOp, RawValue};
     use proptest::prelude::*;
     use std::io::Read;
 
@@ -322,20 +326,44 @@ mod tests {
         );
     }
 
+    /// The fast path's op at the start of `b`, and the bytes it took.
+    fn fast(b: &[u8], dialect: Dialect) -> Option<(RawOp, usize)> {
+        let class = if dialect == Dialect::Json {
+            &JSON_CLASS
+        } else {
+            &EDN_CLASS
+        };
+        let mut batch = OpBatch::default();
+        let used = op(b, dialect, class, &mut batch, (1, 1))?;
+        assert_eq!(batch.len(), 1);
+        Some((batch.raw(0), used))
+    }
+
     #[test]
     fn the_common_shapes_take_the_fast_path() {
         let edn = b"{:type :ok, :f :txn, :value [[:append 3 7] [:r :x [1 -2]] [:r 4 nil] [:r 5]], :time -1, :process 0, :index 9}\n";
-        let (op, used) = op(edn, Dialect::Edn, &EDN_CLASS).expect("fast");
+        let (op, used) = fast(edn, Dialect::Edn).expect("fast");
         assert_eq!(used, edn.len() - 1);
-        assert_eq!((op.index, op.time, op.process), (Some(9), Some(-1), 0));
+        assert_eq!(
+            (op.index, op.time, &op.process),
+            (Some(9), Some(-1), &Datum::Int(0))
+        );
         let m = op.value.expect("mops");
         assert_eq!(m[1].key, Datum::Keyword("x".into()));
         assert_eq!(m[1].value, RawValue::Ints(vec![1, -2]));
         assert_eq!((&m[2].value, &m[3].value), (&RawValue::Nil, &RawValue::Nil));
         let json = br#"{"index":0,"type":"invoke","process":3,"f":"txn","value":[["append","x",1],["r","x",null]]}"#;
-        let (op, _) = super::op(json, Dialect::Json, &JSON_CLASS).expect("fast");
+        let (op, _) = fast(json, Dialect::Json).expect("fast");
         assert_eq!(op.f, Datum::Keyword("txn".into()));
         assert_eq!(op.value.expect("mops")[0].key, Datum::Str("x".into()));
+        // A failed attempt leaves the batch as it was.
+        let mut batch = OpBatch::default();
+        let mut op_at = |b: &[u8]| super::op(b, Dialect::Edn, &EDN_CLASS, &mut batch, (1, 1));
+        assert!(op_at(edn).is_some());
+        assert!(op_at(b"{:type :ok, :process 0, :value [[:append 1 2] [:r 1 [1 x]]]}").is_none());
+        assert!(op_at(edn).is_some());
+        assert_eq!(batch.len(), 2);
+        assert_eq!(batch.raw(0), batch.raw(1));
         // Anything unusual is left to the general path.
         for odd in [
             &b"{:type :ok, :process 0, :error :x}"[..],
@@ -348,7 +376,7 @@ mod tests {
             b"{:process 0}",
         ] {
             assert!(
-                super::op(odd, Dialect::Edn, &EDN_CLASS).is_none(),
+                fast(odd, Dialect::Edn).is_none(),
                 "{}",
                 String::from_utf8_lossy(odd)
             );
@@ -489,26 +517,22 @@ mod tests {
     fn agree_on_samples(json: bool, n: usize) -> usize {
         use proptest::strategy::ValueTree;
         use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-        let (dialect, class) = if json {
-            (Dialect::Json, &JSON_CLASS)
-        } else {
-            (Dialect::Edn, &EDN_CLASS)
-        };
+        let dialect = if json { Dialect::Json } else { Dialect::Edn };
         let mut runner = TestRunner::new_with_rng(
             Config::default(),
             TestRng::deterministic_rng(RngAlgorithm::ChaCha),
         );
         let strategy = arb_ops(json);
-        let mut fast = 0;
+        let mut took = 0;
         for _ in 0..n {
             let text = strategy.new_tree(&mut runner).expect("a sample").current();
             agree(&text, dialect);
-            fast += text
+            took += text
                 .split('\n')
-                .filter(|l| l.starts_with('{') && super::op(l.as_bytes(), dialect, class).is_some())
+                .filter(|l| l.starts_with('{') && fast(l.as_bytes(), dialect).is_some())
                 .count();
         }
-        fast
+        took
     }
 
     #[test]
