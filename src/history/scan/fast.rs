@@ -158,6 +158,33 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Which of `words` the name that comes next is (as [`Cursor::name`]
+    /// would read it), without scanning it byte by byte: the names of
+    /// fields, op types and micro-op functions are few and short.
+    fn one_of(&mut self, words: &[&[u8]]) -> Option<usize> {
+        let open = if self.json { b'"' } else { b':' };
+        if self.peek() != Some(open) {
+            return None;
+        }
+        let rest = &self.b[self.i + 1..];
+        for (n, w) in words.iter().enumerate() {
+            if rest.first() != w.first() || !rest.starts_with(w) {
+                continue;
+            }
+            let next = *rest.get(w.len())?;
+            let closed = if self.json {
+                next == b'"'
+            } else {
+                self.class[next as usize] & TERM != 0
+            };
+            if closed {
+                self.i += 1 + w.len() + self.json as usize;
+                return Some(n);
+            }
+        }
+        None
+    }
+
     fn text(name: &[u8]) -> String {
         // Names are ASCII (checked while scanning them).
         String::from_utf8_lossy(name).into_owned()
@@ -176,15 +203,7 @@ impl<'a> Cursor<'a> {
                 self.i += 1;
                 break;
             }
-            let field = match self.name()? {
-                b"index" => 0,
-                b"time" => 1,
-                b"type" => 2,
-                b"process" => 3,
-                b"f" => 4,
-                b"value" => 5,
-                _ => return None,
-            };
+            let field = self.one_of(&[b"index", b"time", b"type", b"process", b"f", b"value"])?;
             if std::mem::replace(&mut seen[field], true) {
                 return None;
             }
@@ -205,13 +224,9 @@ impl<'a> Cursor<'a> {
                     }
                 }
                 2 => {
-                    kind = Some(match self.name()? {
-                        b"invoke" => OpType::Invoke,
-                        b"ok" => OpType::Ok,
-                        b"fail" => OpType::Fail,
-                        b"info" => OpType::Info,
-                        _ => return None,
-                    })
+                    const KINDS: [OpType; 4] =
+                        [OpType::Invoke, OpType::Ok, OpType::Fail, OpType::Info];
+                    kind = Some(KINDS[self.one_of(&[b"invoke", b"ok", b"fail", b"info"])?]);
                 }
                 3 => process = Some(self.int()?),
                 4 => {
@@ -254,12 +269,8 @@ impl<'a> Cursor<'a> {
                 _ => return None,
             }
             self.ws()?;
-            let kind = match self.name()? {
-                b"append" => MopKind::Append,
-                b"r" => MopKind::Read,
-                b"w" => MopKind::Write,
-                _ => return None,
-            };
+            const KINDS: [MopKind; 3] = [MopKind::Append, MopKind::Read, MopKind::Write];
+            let kind = KINDS[self.one_of(&[b"append", b"r", b"w"])?];
             let key = match self.ws()? {
                 b':' | b'"' => {
                     let n = Self::text(self.name()?);
