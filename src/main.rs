@@ -13,7 +13,8 @@ use cli::exit;
     about,
     after_help = "Exit codes: 0 valid, 1 invalid, 2 bad usage, 3 unknown, 4 unreadable input; `isolde run` stopped by Ctrl-C: 130.
 `isolde -m list-append FILE` (no subcommand) works as `isolde check`, like elle-cli;
--m also takes elle-cli's bank, counter, set, set-full, long-fork, comments and sequential."
+-m also takes elle-cli's bank, counter, set, set-full, long-fork, comments and sequential.
+ISOLDE_THREADS=N: threads to read and check on (default: every core); results never depend on it."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -210,10 +210,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
             &absent,
         ));
     }
-    let limits = solver::Limits {
-        time_ms: options.solver_timeout_ms,
-        ..solver::Limits::default()
-    };
+    let limits = options.solver_limits();
     // A fact of the reads settles what it rules out before any search:
     // read committed's search may take its whole time limit on a history
     // whose non-repeatable read already rules out read atomic. (The serial

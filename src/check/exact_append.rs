@@ -94,10 +94,7 @@ pub(super) fn decide(
         .collect();
     let mut report = report;
     if !rest.is_empty() {
-        let limits = solver::Limits {
-            time_ms: options.solver_timeout_ms,
-            ..solver::Limits::default()
-        };
+        let limits = options.solver_limits();
         let names: Vec<&str> = rest.iter().map(|l| l.name()).collect();
         report.notes.push(if si_search {
             format!(

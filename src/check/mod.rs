@@ -59,6 +59,9 @@ pub struct CheckOptions {
     /// with Elle; it may miss violations the version order hides, and says
     /// "valid" without a witness).
     pub inference_only: bool,
+    /// Threads the check may use (at least 1; the default is the machine's
+    /// available parallelism). Verdicts and findings never depend on it.
+    pub threads: usize,
 }
 
 impl Default for CheckOptions {
@@ -77,11 +80,21 @@ impl Default for CheckOptions {
             realtime_versions: false,
             transaction_order: None,
             inference_only: false,
+            threads: crate::history::read::default_threads(),
         }
     }
 }
 
 impl CheckOptions {
+    /// The duplicate-value and register solver's limits these options set.
+    pub(crate) fn solver_limits(&self) -> solver::Limits {
+        solver::Limits {
+            time_ms: self.solver_timeout_ms,
+            threads: self.threads.max(1),
+            ..solver::Limits::default()
+        }
+    }
+
     /// The workload `-m` gave, if it was given.
     pub fn given_workload(&self) -> Option<Workload> {
         self.workload_given.then_some(self.workload)
@@ -563,7 +576,7 @@ fn check_inner(h: &History, options: &CheckOptions) -> Report {
                 return check_inner(&trusted, options);
             }
             let mut clock = timing::Stopwatch::start();
-            let (inference, la) = list_append::infer(h);
+            let (inference, la) = list_append::infer(h, options.threads);
             clock.lap("infer");
             let (report, g) = finish(h, options, workload, &mopts, inference, &la);
             exact_append::decide(h, options, report, &g, mopts.order_graph())
@@ -643,10 +656,7 @@ fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> R
         .copied()
         .filter(|l| (repeated && !assumptions) || !ruled_out(l))
         .collect();
-    let limits = solver::Limits {
-        time_ms: options.solver_timeout_ms,
-        ..solver::Limits::default()
-    };
+    let limits = options.solver_limits();
     let verdicts = solver::register::check_levels(h, &open, &limits);
     let names: Vec<&str> = open.iter().map(|l| l.name()).collect();
     if !names.is_empty() {
@@ -833,7 +843,13 @@ fn finish(
         &g,
         explainer,
         order,
-        options.cycle_search_timeout_ms,
+        crate::graph::SearchLimits {
+            scc_timeout: Some(std::time::Duration::from_millis(
+                options.cycle_search_timeout_ms,
+            )),
+            threads: options.threads.max(1),
+            ..crate::graph::SearchLimits::default()
+        },
         &mopts.prohibited(),
         &mut notes,
     ) {

@@ -27,7 +27,6 @@ use rustc_hash::FxHashMap;
 use serde_json::json;
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// The lattice, as the search needs it. Its answers depend only on which
 /// models a component refuted, never on the component, so they are
@@ -151,16 +150,12 @@ pub(super) fn cycles(
     g: &DepGraph,
     ex: &dyn Explain,
     order: ExplainOrder,
-    timeout_ms: u64,
+    limits: SearchLimits,
     prohibited: &BTreeSet<String>,
     notes: &mut Vec<String>,
 ) -> Vec<(String, Finding)> {
     let mut plan = SearchPlan::new(cycle_types());
     plan.order = order;
-    let limits = SearchLimits {
-        scc_timeout: Some(Duration::from_millis(timeout_ms)),
-        ..SearchLimits::default()
-    };
     let result = search(g, &plan, &limits, &LatticeHooks::new(prohibited));
     let mut out = Vec::new();
     let cycle_finding = |txns: Vec<u32>, out: &mut Vec<(String, Finding)>| {

@@ -1,10 +1,10 @@
 //! `isolde check`: the elle-cli-compatible checker command.
 
 use super::exit;
-use super::flags::CheckFlags;
+use super::flags::{read_options, CheckFlags};
 use clap::{Args, ValueEnum};
 use isolde::check::{check_history, CheckOptions, Validity, Workload};
-use isolde::history::read::{read_history, read_history_file, Format};
+use isolde::history::read::{load_file_with, load_with, Format};
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -180,10 +180,11 @@ pub fn run(args: &CheckArgs) -> anyhow::Result<i32> {
     for file in &args.files {
         let mut clock = isolde::check::timing::Stopwatch::start();
         let read = if file.as_os_str() == "-" {
-            read_history(std::io::stdin().lock(), "<stdin>", format)
+            load_with(std::io::stdin().lock(), "<stdin>", &read_options(format))
         } else {
-            read_history_file(file, format)
-        };
+            load_file_with(file, &read_options(format))
+        }
+        .map(|l| l.history);
         let history = match read {
             Ok(h) => h,
             Err(e) => {

@@ -68,6 +68,25 @@ pub struct CheckFlags {
     pub realtime_versions: bool,
 }
 
+/// How many threads reading and checking use: `ISOLDE_THREADS` when it is
+/// set to a positive number (1: no helper threads), else the machine's
+/// available parallelism. Results never depend on it.
+pub fn threads() -> usize {
+    std::env::var("ISOLDE_THREADS")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or_else(isolde::history::read::default_threads)
+}
+
+/// How the command line reads a history in `format` (`None`: detect it).
+pub fn read_options(format: Option<isolde::Format>) -> isolde::history::read::ReadOptions {
+    isolde::history::read::ReadOptions {
+        format,
+        threads: threads(),
+    }
+}
+
 impl CheckFlags {
     /// The library options these flags ask for; `default_models` when `-c`
     /// was not given. The transaction order file is `check`'s alone: the
@@ -104,6 +123,7 @@ impl CheckFlags {
             realtime_versions: self.realtime_versions,
             transaction_order: None,
             inference_only: self.inference_only,
+            threads: threads(),
         }
     }
 

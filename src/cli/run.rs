@@ -1,7 +1,7 @@
 //! `isolde run TARGET [options]`: arguments and the command itself.
 
 use super::exit;
-use super::flags::CheckFlags;
+use super::flags::{read_options, CheckFlags};
 use clap::{Args, Subcommand};
 use isolde::check::{check_history, CheckOptions, Validity, Workload};
 use isolde::rng::Dist;
@@ -480,7 +480,9 @@ pub fn run_command(args: &RunArgs) -> anyhow::Result<i32> {
         Err(code) => return Ok(code),
     };
     let stopped = |code: i32| stopped(&r, code);
-    let history = match isolde::history::read::read_history_file(&r.path, None) {
+    let history = match isolde::history::read::load_file_with(&r.path, &read_options(None))
+        .map(|l| l.history)
+    {
         Ok(h) => h,
         Err(e) => {
             eprintln!("{summary}");

@@ -91,11 +91,41 @@ pub fn read_history<R: Read>(
     load(input, name, format).map(|l| l.history)
 }
 
+/// How to read a history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// The format; `None`: detect it.
+    pub format: Option<Format>,
+    /// Threads to decode on (1: this thread alone). The history read is
+    /// the same on any number.
+    pub threads: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            threads: default_threads(),
+        }
+    }
+}
+
 /// [`read_history_file`], with the details of [`Loaded`].
 pub fn load_file(path: &Path, format: Option<Format>) -> Result<Loaded, ReadError> {
+    load_file_with(
+        path,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    )
+}
+
+/// [`load_file`] as `options` say.
+pub fn load_file_with(path: &Path, options: &ReadOptions) -> Result<Loaded, ReadError> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| ReadError::io(&name, e))?;
-    load(file, &name, format)
+    load_with(file, &name, options)
 }
 
 /// Decompresses and detects the format: the input ready for a reader.
@@ -128,23 +158,44 @@ pub(crate) fn open_boxed<R: Read + 'static>(
 
 /// [`read_history`], with the details of [`Loaded`].
 pub fn load<R: Read>(input: R, name: &str, format: Option<Format>) -> Result<Loaded, ReadError> {
-    let (format, input) = open(input, name, format)?;
-    load_opened(format, input, name)
+    load_with(
+        input,
+        name,
+        &ReadOptions {
+            format,
+            ..ReadOptions::default()
+        },
+    )
 }
 
-/// Reads an input that [`open`] prepared: EDN and JSON on [`threads`]
+/// [`load`] as `options` say.
+pub fn load_with<R: Read>(
+    input: R,
+    name: &str,
+    options: &ReadOptions,
+) -> Result<Loaded, ReadError> {
+    let (format, input) = open(input, name, options.format)?;
+    load_opened(format, input, name, options.threads)
+}
+
+/// Reads an input that [`open`] prepared: EDN and JSON on `threads`
 /// threads (the history is the same on any number).
-fn load_opened<R: Read>(format: Format, input: R, name: &str) -> Result<Loaded, ReadError> {
+fn load_opened<R: Read>(
+    format: Format,
+    input: R,
+    name: &str,
+    threads: usize,
+) -> Result<Loaded, ReadError> {
     let mut b = HistoryBuilder::new(name);
     let mut workload = None;
     match format {
-        Format::Edn | Format::Json if threads() > 1 => {
+        Format::Edn | Format::Json if threads > 1 => {
             let dialect = if format == Format::Json {
                 Dialect::Json
             } else {
                 Dialect::Edn
             };
-            parallel::read_ops(input, name, dialect, threads(), parallel::BLOCK, &mut b)?;
+            parallel::read_ops(input, name, dialect, threads, parallel::BLOCK, &mut b)?;
         }
         Format::Edn => EdnReader::new(input, name).build(&mut b)?,
         Format::Json => EdnReader::with_dialect(input, name, Dialect::Json).build(&mut b)?,
@@ -165,18 +216,11 @@ fn load_opened<R: Read>(format: Format, input: R, name: &str) -> Result<Loaded, 
     })
 }
 
-/// How many threads a check may use: `ISOLDE_THREADS` when it is set to a
-/// positive number (1: no helper threads), else the machine's available
-/// parallelism. Results never depend on it.
-pub fn threads() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        std::env::var("ISOLDE_THREADS")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .filter(|&n| n >= 1)
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-    })
+/// The machine's available parallelism: how many threads reading and
+/// checking use unless told otherwise (`CheckOptions::threads`,
+/// [`ReadOptions::threads`]). Results never depend on it.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Reads from `r` until `enough` says so, `max` bytes, or the end.

@@ -79,6 +79,10 @@ pub struct Limits {
     /// question (see [`register::check_levels`]): stop as at the time
     /// limit. `None`: nothing else runs.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Threads a search may use (see [`register`]: with two, the serial
+    /// and snapshot searches run side by side). The verdict never depends
+    /// on it.
+    pub threads: usize,
 }
 
 impl Limits {
@@ -109,6 +113,7 @@ impl Default for Limits {
             reorder_limit: 1024,
             witness_first: true,
             cancel: None,
+            threads: crate::history::read::default_threads(),
         }
     }
 }

@@ -54,9 +54,10 @@ fn possible(o: Outcome) -> bool {
 /// dense value-id → entry table reused across keys: no hashing of
 /// (key, value) pairs, linear in the size of the history. Anomalies that
 /// Elle reports in history order are collected per key and sorted back.
-pub fn infer(h: &History) -> (Inference, ListAppend<'_>) {
+/// Works on up to `threads` threads; the result is the same on any number.
+pub fn infer(h: &History, threads: usize) -> (Inference, ListAppend<'_>) {
     let threads = if h.mops.len() >= PARALLEL_MIN_MOPS {
-        crate::history::read::threads()
+        threads
     } else {
         1
     };

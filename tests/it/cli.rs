@@ -643,3 +643,83 @@ fn directory_with_several_histories_indexes_them_and_replaces_stale_reports() {
     );
     let _ = std::fs::remove_dir_all(&root);
 }
+
+/// A history larger than a reading block (1 MiB), with G1a, G1b, lost
+/// updates and write skew in it, a nemesis op and a comment among the
+/// lines, a process that invokes twice, a syntax error at the end of a
+/// second copy: one thread and several give the same output, byte for
+/// byte, and the same error.
+#[test]
+fn the_thread_count_changes_nothing_the_user_sees() {
+    let mut text = String::new();
+    let mut index = 0;
+    let mut op = |text: &mut String, kind: &str, p: usize, value: &str| {
+        text.push_str(&format!(
+            "{{:type :{kind}, :f :txn, :value {value}, :time {index}, :process {p}, :index {index}}}\n"
+        ));
+        index += 1;
+    };
+    for i in 0..12_000usize {
+        let p = i % 5;
+        let (k, j) = (i % 7, i % 11);
+        let read = format!(
+            "[{}]",
+            (1..=i % 4)
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        op(
+            &mut text,
+            "invoke",
+            p,
+            &format!("[[:append {k} {i}] [:r {j} nil]]"),
+        );
+        let outcome = if i % 97 == 0 { "fail" } else { "ok" };
+        op(
+            &mut text,
+            outcome,
+            p,
+            &format!("[[:append {k} {i}] [:r {j} {read}]]"),
+        );
+        if i == 5000 {
+            text.push_str("{:type :info, :f :start-partition, :value nil, :process :nemesis, :index -1}\n; a comment\n");
+        }
+    }
+    assert!(text.len() > 1 << 20);
+    let dir = std::env::temp_dir().join(format!("isolde-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("h.edn");
+    std::fs::write(&good, &text).unwrap();
+    let bad = dir.join("bad.edn");
+    std::fs::write(
+        &bad,
+        format!("{text}{{:type :ok, :process 1, :value [[:append 1 }}\n"),
+    )
+    .unwrap();
+    let run = |threads: &str, file: &PathBuf, flag: &str| {
+        Command::new(env!("CARGO_BIN_EXE_isolde"))
+            .args(["check", flag, "-c", "serializable", "-a", "G1"])
+            .arg(file)
+            .env("ISOLDE_THREADS", threads)
+            .output()
+            .expect("isolde runs")
+    };
+    for flag in ["-v", "-x"] {
+        let one = run("1", &good, flag);
+        assert_eq!(one.status.code(), Some(1), "{}", stderr(&one));
+        for threads in ["2", "3"] {
+            let many = run(threads, &good, flag);
+            assert_eq!(many.status.code(), one.status.code());
+            assert!(
+                stdout(&many) == stdout(&one),
+                "{flag}: {threads} threads differ"
+            );
+        }
+    }
+    let one = run("1", &bad, "-v");
+    assert_eq!(one.status.code(), Some(4));
+    assert!(stderr(&one).contains(":24003:"), "{}", stderr(&one));
+    assert_eq!(stderr(&run("2", &bad, "-v")), stderr(&one));
+    let _ = std::fs::remove_dir_all(&dir);
+}

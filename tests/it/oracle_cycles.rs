@@ -48,7 +48,7 @@ fn parse(edn: &str) -> History {
 
 /// The dependency graph the checker searches for `model`.
 fn graph(h: &History, model: &str) -> DepGraph {
-    let (inference, _) = list_append::infer(h);
+    let (inference, _) = list_append::infer(h, 2);
     let mut b = GraphBuilder::with_nodes(h.txns.len());
     for (x, y, r) in inference.edges {
         b.add(x, y, r);

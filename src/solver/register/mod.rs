@@ -79,7 +79,7 @@ fn snapshot_isolation(h: &History, limits: &Limits) -> DupVerdict {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let t0 = Instant::now();
-    if crate::history::read::threads() < 2 {
+    if limits.threads < 2 {
         let quick = Limits {
             time_ms: limits.time_ms / 4,
             ..limits.clone()

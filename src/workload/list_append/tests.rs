@@ -10,7 +10,7 @@ fn history(edn: &str) -> History {
 
 /// Edges as (completion index, completion index, relation name), sorted.
 fn edges(h: &History) -> Vec<(i64, i64, &'static str)> {
-    let (inf, _) = infer(h);
+    let (inf, _) = infer(h, 2);
     let mut e: Vec<_> = inf
         .edges
         .iter()
@@ -22,7 +22,7 @@ fn edges(h: &History) -> Vec<(i64, i64, &'static str)> {
 }
 
 fn kinds(h: &History) -> Vec<&'static str> {
-    let (inf, _) = infer(h);
+    let (inf, _) = infer(h, 2);
     let mut k: Vec<_> = inf.anomalies.iter().map(|a| a.kind.name()).collect();
     k.sort();
     k
@@ -111,7 +111,7 @@ fn internal_is_a_read_that_contradicts_the_transactions_own_writes() {
         "{{:index 0 :type :ok :process 0 :value [[:append :x 1] [:r :x [2]]]}}\n{elsewhere}"
     ));
     assert!(kinds(&h).contains(&"internal"), "{:?}", kinds(&h));
-    let (inf, _) = infer(&h);
+    let (inf, _) = infer(&h, 2);
     let internal = inf
         .anomalies
         .iter()
@@ -138,7 +138,7 @@ fn garbage_read_is_an_element_nobody_appended() {
          {:index 2 :type :ok :process 2 :value [[:r :x [1 9]] [:r :y []]]}\n\
          {:index 3 :type :ok :process 3 :value [[:r :x [1 9 3]]]}",
     );
-    let (inf, _) = infer(&h);
+    let (inf, _) = infer(&h, 2);
     let garbage: Vec<String> = inf
         .anomalies
         .iter()
@@ -177,7 +177,7 @@ fn duplicate_elements_and_incompatible_orders_are_reported() {
          {:index 2 :type :ok :process 2 :value [[:r :x [1 2]]]}
          {:index 3 :type :ok :process 3 :value [[:r :x [2 1]]]}",
     );
-    let (inf, _) = infer(&inc);
+    let (inf, _) = infer(&inc, 2);
     let a = inf
         .anomalies
         .iter()
@@ -214,7 +214,7 @@ fn each_edge_is_explained_with_its_key_and_values() {
          {:index 2 :type :ok :process 2 :value [[:append :x 2] [:r :y nil]]}
          {:index 3 :type :ok :process 3 :value [[:r :x [1 2]]]}",
     );
-    let (_, la) = infer(&h);
+    let (_, la) = infer(&h, 2);
     let k = |name: &str| h.keys.get(&Datum::Keyword(name.into())).unwrap();
     let v = |x: i64| h.values.get(&Datum::Int(x)).unwrap();
     let step = |key, a_mop, b_mop, fact| DataStep {
@@ -279,7 +279,7 @@ fn each_edge_is_explained_with_its_key_and_values() {
 /// anomalies of each kind in the same order, and the same explanation of
 /// every edge (of every pair of transactions when `all_pairs`).
 fn agrees_with_reference(h: &History, all_pairs: bool) {
-    let (new, la) = infer(h);
+    let (new, la) = infer(h, 2);
     let (old, lb) = reference::infer(h);
     let sorted = |mut e: Vec<(TxnId, TxnId, Rels)>| {
         e.sort();
@@ -433,7 +433,7 @@ fn agrees_with_the_reference_on_random_histories() {
         let h = history(&edn);
         agrees_with_reference(&h, true);
         same_on_any_thread_count(&h);
-        kinds.extend(infer(&h).0.anomalies.iter().map(|a| a.kind.name()));
+        kinds.extend(infer(&h, 2).0.anomalies.iter().map(|a| a.kind.name()));
     }
     // The histories exercise every rule.
     let all = [
