@@ -238,6 +238,8 @@ struct Search {
     dead: FxHashSet<u128>,
     /// Reads that refused a placement (for the finding), first ones.
     blamed: Vec<u32>,
+    /// The reads left short at the first dead end (for the finding).
+    stuck: Vec<u32>,
 }
 
 /// A 128-bit mix of a read's progress.
@@ -429,6 +431,7 @@ impl Search {
             trail: Vec::new(),
             dead: FxHashSet::default(),
             blamed: Vec::new(),
+            stuck: Vec::new(),
         })
     }
 
@@ -589,6 +592,13 @@ impl Search {
                     descend = true;
                 }
                 None => {
+                    if self.stuck.is_empty() {
+                        // The first dead end: the reads left short there.
+                        self.stuck = (0..self.reads.len() as u32)
+                            .filter(|&r| self.prog[r as usize].unmet > 0)
+                            .take(16)
+                            .collect();
+                    }
                     let f = frames.pop().expect("a frame");
                     self.dead.insert(f.hash);
                     descend = false;
@@ -615,12 +625,14 @@ impl Search {
     fn finding(&self) -> DupAnomaly {
         let mut keys: Vec<KeyId> = Vec::new();
         let mut txns: Vec<TxnId> = Vec::new();
-        let blamed: Vec<u32> = if self.blamed.is_empty() {
-            (0..self.reads.len() as u32).take(16).collect()
+        // The reads that refused a placement, else those left short where
+        // the search first got stuck.
+        let blamed = if self.blamed.is_empty() {
+            &self.stuck
         } else {
-            self.blamed.clone()
+            &self.blamed
         };
-        for &r in &blamed {
+        for &r in blamed {
             let read = &self.reads[r as usize];
             keys.push(self.keys[read.key as usize]);
             txns.push(read.txn);
