@@ -153,9 +153,17 @@ pub fn read_fact(h: &History) -> Option<DupAnomaly> {
 pub fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
     let t0 = Instant::now();
     let g1c = level == Level::NoG1c;
+    if limits.witness_first {
+        if let Some(mut v) = witness_first(h, level, limits) {
+            v.elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+            return v;
+        }
+    }
+    let rest = limits.left_since(t0, 1);
+    let limits = &rest;
     let mut v = match Search::new(h, g1c) {
         Err(r) => verdict(level, Validity::Unknown, r),
-        Ok(mut s) => match s.run(t0, limits) {
+        Ok(mut s) => match s.run_both(t0, limits) {
             Run::Found => {
                 let order = s.witness();
                 match witness::check_uncommitted(h, &order, g1c) {
@@ -191,6 +199,39 @@ pub fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
     v
 }
 
+/// A witness without search, if one of these replays: the `ok`
+/// transactions in completion order; a read-committed witness (every
+/// read-committed execution has no G0 and no G1c), from read committed's
+/// own replays and search, given a quarter of the time. `None` leaves the
+/// question to the search.
+fn witness_first(h: &History, level: Level, limits: &Limits) -> Option<DupVerdict> {
+    let g1c = level == Level::NoG1c;
+    let mut done: Vec<TxnId> = (0..h.txns.len() as TxnId)
+        .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
+        .collect();
+    done.sort_by_key(|&t| (h.txns[t as usize].complete_seq, t));
+    let valid = |order: Vec<TxnId>| {
+        let mut v = verdict(
+            level,
+            Validity::True,
+            Reason::CommitOrder { txns: order.len() },
+        );
+        v.witness = Some(order);
+        v
+    };
+    if witness::check_uncommitted(h, &done, g1c).is_ok() {
+        return Some(valid(done));
+    }
+    let quarter = Limits {
+        time_ms: limits.time_ms / 4,
+        ..limits.clone()
+    };
+    let rc = super::read_committed::decide(h, &quarter);
+    let order = rc.witness.filter(|_| rc.valid == Validity::True)?;
+    witness::check_uncommitted(h, &order, g1c).ok()?;
+    Some(valid(order))
+}
+
 enum Run {
     Found,
     None,
@@ -198,14 +239,17 @@ enum Run {
     Stopped(u64),
 }
 
-/// One depth of the search: the trail and order lengths to come back to,
-/// the state's hash, and the next candidate to try.
+/// One depth of the search: the trail length to come back to, the state's
+/// hash, its candidates in the order they are tried, and the next one.
 struct Frame {
     mark: usize,
-    placed: usize,
     hash: u128,
+    cands: Vec<TxnId>,
     next: usize,
 }
+
+/// How many candidates a depth scores by the positions they skip.
+const WINDOW: usize = 24;
 
 struct Search {
     /// Judging no G1c (else no G0).
@@ -240,6 +284,8 @@ struct Search {
     blamed: Vec<u32>,
     /// The reads left short at the first dead end (for the finding).
     stuck: Vec<u32>,
+    /// Positions of reads the last placement's embeddings skipped.
+    skip: u64,
 }
 
 /// A 128-bit mix of a read's progress.
@@ -432,6 +478,7 @@ impl Search {
             dead: FxHashSet::default(),
             blamed: Vec::new(),
             stuck: Vec::new(),
+            skip: 0,
         })
     }
 
@@ -477,6 +524,7 @@ impl Search {
                     match read.list[p.at as usize..].iter().position(|&x| x == v) {
                         Some(off) => {
                             p.at += off as u32 + 1;
+                            self.skip += off as u64;
                             if let Ok(i) = read.vals.binary_search(&v) {
                                 if p.need[i] > 0 {
                                     p.need[i] -= 1;
@@ -542,9 +590,17 @@ impl Search {
         }
     }
 
-    /// Depth-first search for an order that satisfies every read.
-    fn run(&mut self, t0: Instant, limits: &Limits) -> Run {
-        let deadline = t0 + Duration::from_millis(limits.time_ms);
+    /// Depth-first search for an order that satisfies every read, until
+    /// `deadline`. Each depth tries its candidates (transactions whose
+    /// placement matters and, for no G1c, whose reads are satisfied) in
+    /// completion order; with `tight`, first the ones among the first
+    /// [`WINDOW`] whose blocks embed skipping the fewest positions of the
+    /// reads (a skipped position must come from elsewhere: where commits
+    /// and completions disagree, the right next writer usually skips none).
+    /// Every candidate is tried before a depth gives up, so the order of
+    /// trials changes the time, not the answer.
+    fn run(&mut self, deadline: Instant, limits: &Limits, tight: bool) -> Run {
+        let window = if tight { WINDOW } else { 0 };
         let mut steps: u64 = 0;
         let mut frames: Vec<Frame> = Vec::new();
         let mut descend = true;
@@ -554,10 +610,36 @@ impl Search {
                     return Run::Found;
                 }
                 if !self.dead.contains(&self.hash) {
+                    let mark = self.trail.len();
+                    let mut cands: Vec<TxnId> = Vec::new();
+                    let mut scored: Vec<(u64, TxnId)> = Vec::new();
+                    for i in 0..self.cands.len() {
+                        let t = self.cands[i];
+                        if self.placed[t as usize]
+                            || !self.matters(t)
+                            || (self.g1c && !self.ready(t))
+                        {
+                            continue;
+                        }
+                        if scored.len() < window {
+                            // Tried now: a candidate that fails here is dropped.
+                            steps += 1;
+                            self.skip = 0;
+                            if self.place(t) {
+                                scored.push((self.skip, t));
+                            }
+                            self.undo_to(mark);
+                        } else {
+                            cands.push(t);
+                        }
+                    }
+                    scored.sort_by_key(|&(cost, _)| cost);
+                    let mut list: Vec<TxnId> = scored.into_iter().map(|(_, t)| t).collect();
+                    list.extend(cands);
                     frames.push(Frame {
-                        mark: self.trail.len(),
-                        placed: self.order.len(),
+                        mark,
                         hash: self.hash,
+                        cands: list,
                         next: 0,
                     });
                 }
@@ -565,46 +647,62 @@ impl Search {
             let Some(f) = frames.last_mut() else {
                 return Run::None;
             };
-            let (mark, from) = (f.mark, f.next);
-            debug_assert!(self.order.len() >= f.placed);
+            let mark = f.mark;
             self.undo_to(mark);
-            let mut found = None;
-            let mut i = from;
-            while i < self.cands.len() {
-                let t = self.cands[i];
-                i += 1;
-                if self.placed[t as usize] || !self.matters(t) || (self.g1c && !self.ready(t)) {
-                    continue;
-                }
+            let mut found = false;
+            while f.next < f.cands.len() {
+                let t = f.cands[f.next];
+                f.next += 1;
                 steps += 1;
                 if steps.is_multiple_of(256) && (Instant::now() >= deadline || limits.cancelled()) {
                     return Run::Stopped(steps);
                 }
                 if self.place(t) {
-                    found = Some(i);
+                    found = true;
                     break;
                 }
                 self.undo_to(mark);
             }
-            match found {
-                Some(next) => {
-                    frames.last_mut().expect("a frame").next = next;
-                    descend = true;
-                }
-                None => {
-                    if self.stuck.is_empty() {
-                        // The first dead end: the reads left short there.
-                        self.stuck = (0..self.reads.len() as u32)
-                            .filter(|&r| self.prog[r as usize].unmet > 0)
-                            .take(16)
-                            .collect();
-                    }
-                    let f = frames.pop().expect("a frame");
-                    self.dead.insert(f.hash);
-                    descend = false;
-                }
+            if found {
+                descend = true;
+                continue;
+            }
+            if self.stuck.is_empty() {
+                // The first dead end: the reads left short there.
+                self.stuck = (0..self.reads.len() as u32)
+                    .filter(|&r| self.prog[r as usize].unmet > 0)
+                    .take(16)
+                    .collect();
+            }
+            let f = frames.pop().expect("a frame");
+            self.dead.insert(f.hash);
+            descend = false;
+        }
+    }
+
+    /// [`Search::run`] in turns, in completion order then with `tight`
+    /// trials, each turn with twice the time of the previous pair (from
+    /// 20 ms), keeping the dead states found (dead whatever the order of
+    /// trials): whichever order suits the history finds its witness soon.
+    fn run_both(&mut self, t0: Instant, limits: &Limits) -> Run {
+        let end = t0 + Duration::from_millis(limits.time_ms);
+        let mut slice = Duration::from_millis(20);
+        let mut steps = 0;
+        for tight in [false, true].into_iter().cycle() {
+            let stop = (Instant::now() + slice).min(end);
+            self.undo_to(0);
+            match self.run(stop, limits, tight) {
+                Run::Stopped(n) => steps += n,
+                r => return r,
+            }
+            if Instant::now() >= end || limits.cancelled() {
+                break;
+            }
+            if tight {
+                slice *= 2;
             }
         }
+        Run::Stopped(steps)
     }
 
     /// The witness: the order found, then every other `ok` transaction in
