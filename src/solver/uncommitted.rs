@@ -251,6 +251,10 @@ struct Frame {
 /// How many candidates a depth scores by the positions they skip.
 const WINDOW: usize = 24;
 
+/// Most dead states remembered (about 100 MB); past it the search goes on
+/// without remembering more.
+const MAX_DEAD: usize = 4_000_000;
+
 struct Search {
     /// Judging no G1c (else no G0).
     g1c: bool,
@@ -675,7 +679,9 @@ impl Search {
                     .collect();
             }
             let f = frames.pop().expect("a frame");
-            self.dead.insert(f.hash);
+            if self.dead.len() < MAX_DEAD {
+                self.dead.insert(f.hash);
+            }
             descend = false;
         }
     }
@@ -685,6 +691,30 @@ impl Search {
     /// 20 ms), keeping the dead states found (dead whatever the order of
     /// trials): whichever order suits the history finds its witness soon.
     fn run_both(&mut self, t0: Instant, limits: &Limits) -> Run {
+        // A read that needs more copies of a value than the others' `ok`
+        // appends hold is never satisfied (for no G1c: only the reader's
+        // own later append, a future read, could supply it).
+        let mut supply: FxHashMap<(u32, ValId, TxnId), u32> = FxHashMap::default();
+        let mut total: FxHashMap<(u32, ValId), u32> = FxHashMap::default();
+        for (t, blocks) in self.blocks.iter().enumerate() {
+            for (k, b) in blocks {
+                for &v in b {
+                    *supply.entry((*k, v, t as TxnId)).or_default() += 1;
+                    *total.entry((*k, v)).or_default() += 1;
+                }
+            }
+        }
+        for (r, read) in self.reads.iter().enumerate() {
+            let short = read.vals.iter().zip(&read.need).any(|(&v, &n)| {
+                let all = total.get(&(read.key, v)).copied().unwrap_or(0);
+                let own = supply.get(&(read.key, v, read.txn)).copied().unwrap_or(0);
+                n > all - own
+            });
+            if short {
+                self.stuck = vec![r as u32];
+                return Run::None;
+            }
+        }
         let end = t0 + Duration::from_millis(limits.time_ms);
         let mut slice = Duration::from_millis(20);
         let mut steps = 0;
