@@ -56,8 +56,10 @@
 //! (the others can go last: they change nothing), refusing a placement
 //! that leaves a read unable to be satisfied (its embedding breaks, or the
 //! rest of the read lacks a needed value), never placing a reader before
-//! its reads are satisfied (no G1c), and remembering the states (placed
-//! set and every read's embedding) that lead nowhere. It is exact: a
+//! its reads are satisfied (no G1c), giving up at once on a state where
+//! writers that short reads cannot do without must each precede another's
+//! reader in a cycle (no G1c), and remembering the states (placed set and
+//! every read's embedding) that lead nowhere. It is exact: a
 //! witness is replayed by [`super::witness::check_uncommitted`]; "invalid"
 //! only once every order was ruled out; the time limit gives `unknown`.
 
@@ -251,6 +253,10 @@ struct Frame {
 /// How many candidates a depth scores by the positions they skip.
 const WINDOW: usize = 24;
 
+/// Most (short read, writer of its key) pairs the necessity check of no
+/// G1c looks at in one state.
+const NECESSITY_WORK: usize = 20_000;
+
 /// Most dead states remembered (about 100 MB); past it the search goes on
 /// without remembering more.
 const MAX_DEAD: usize = 4_000_000;
@@ -263,8 +269,10 @@ struct Search {
     blocks: Vec<Vec<(u32, Vec<ValId>)>>,
     reads_of: Vec<Vec<u32>>,
     reads: Vec<Read>,
-    /// Per key index: its reads that need committed appends.
+    /// Per key index: its reads that need committed appends, and its `ok`
+    /// writers.
     by_key: Vec<Vec<u32>>,
+    writers_of: Vec<Vec<TxnId>>,
     keys: Vec<KeyId>,
     /// The transactions a placement may matter for, in completion order.
     cands: Vec<TxnId>,
@@ -290,6 +298,8 @@ struct Search {
     stuck: Vec<u32>,
     /// Positions of reads the last placement's embeddings skipped.
     skip: u64,
+    /// The reads of the last necessity cycle found (for the finding).
+    cycle_reads: Vec<u32>,
 }
 
 /// A 128-bit mix of a read's progress.
@@ -419,6 +429,12 @@ impl Search {
                 });
             }
         }
+        let mut writers_of: Vec<Vec<TxnId>> = vec![Vec::new(); keys.len()];
+        for (t, bs) in blocks.iter().enumerate() {
+            for (k, _) in bs {
+                writers_of[*k as usize].push(t as TxnId);
+            }
+        }
         let mut by_key: Vec<Vec<u32>> = vec![Vec::new(); keys.len()];
         for (r, read) in reads.iter().enumerate() {
             by_key[read.key as usize].push(r as u32);
@@ -469,6 +485,7 @@ impl Search {
             unsat: reads.len() as u32,
             reads,
             by_key,
+            writers_of,
             keys,
             cands,
             all_ok,
@@ -483,6 +500,7 @@ impl Search {
             blamed: Vec::new(),
             stuck: Vec::new(),
             skip: 0,
+            cycle_reads: Vec::new(),
         })
     }
 
@@ -613,7 +631,11 @@ impl Search {
                 if self.unsat == 0 {
                     return Run::Found;
                 }
-                if !self.dead.contains(&self.hash) {
+                let hopeless = self.dead.contains(&self.hash) || self.g1c && self.necessity_cycle();
+                if hopeless && self.stuck.is_empty() {
+                    self.stuck = self.cycle_reads.clone();
+                }
+                if !hopeless {
                     let mark = self.trail.len();
                     let mut cands: Vec<TxnId> = Vec::new();
                     let mut scored: Vec<(u64, TxnId)> = Vec::new();
@@ -683,6 +705,66 @@ impl Search {
                 self.dead.insert(f.hash);
             }
             descend = false;
+        }
+    }
+
+    /// For no G1c: whether the unplaced transactions must each precede
+    /// another in a cycle. A writer is necessary to a short read when the
+    /// other unplaced writers of its key cannot supply what it needs
+    /// without it; a reader is placed only once its reads are satisfied,
+    /// so a necessary writer precedes the reader. Skipped (false) when the
+    /// reads left short would cost more than [`NECESSITY_WORK`] to look at.
+    fn necessity_cycle(&mut self) -> bool {
+        let short: Vec<u32> = (0..self.reads.len() as u32)
+            .filter(|&r| self.prog[r as usize].unmet > 0)
+            .collect();
+        let work: usize = short
+            .iter()
+            .map(|&r| self.writers_of[self.reads[r as usize].key as usize].len())
+            .sum();
+        if work > NECESSITY_WORK {
+            return false;
+        }
+        let mut edges: Vec<(u32, u32)> = Vec::new();
+        let mut from: Vec<u32> = Vec::new();
+        for &r in &short {
+            let read = &self.reads[r as usize];
+            let p = &self.prog[r as usize];
+            let ws = &self.writers_of[read.key as usize];
+            for (i, &v) in read.vals.iter().enumerate() {
+                if p.need[i] == 0 {
+                    continue;
+                }
+                let count = |w: TxnId| -> u32 {
+                    self.blocks[w as usize]
+                        .iter()
+                        .find(|(k, _)| *k == read.key)
+                        .map_or(0, |(_, b)| b.iter().filter(|&&x| x == v).count() as u32)
+                };
+                let open = |w: TxnId| w != read.txn && !self.placed[w as usize];
+                let avail: u32 = ws.iter().filter(|&&w| open(w)).map(|&w| count(w)).sum();
+                for &w in ws.iter().filter(|&&w| open(w)) {
+                    if avail - count(w) < p.need[i] {
+                        edges.push((w, read.txn));
+                        from.push(r);
+                    }
+                }
+            }
+        }
+        if edges.is_empty() {
+            return false;
+        }
+        match super::dag::topo_order(self.placed.len(), &edges) {
+            Ok(_) => false,
+            Err(cycle) => {
+                // The reads whose necessary writers close the cycle.
+                let mut reads: Vec<u32> = cycle.iter().map(|&e| from[e]).collect();
+                reads.sort_unstable();
+                reads.dedup();
+                reads.truncate(16);
+                self.cycle_reads = reads;
+                true
+            }
         }
     }
 
