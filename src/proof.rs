@@ -17,6 +17,16 @@ use crate::history::{KeyId, TxnId, ValId};
 /// An isolation level the exact solvers decide.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Level {
+    /// No G0 (read uncommitted, Adya's PL-1, as far as list-append shows
+    /// it): on the choice of writers (a failed or uncommitted append may
+    /// produce a read element, a read may end inside a block), the ww
+    /// edges among committed transactions are acyclic. Its witness is a
+    /// commit order (replayed by the solver's `witness::check_uncommitted`).
+    ReadUncommitted,
+    /// No G0 and no G1c: as [`Level::ReadUncommitted`], with ww ∪ wr
+    /// acyclic (a read of the reader's own later append, a future read, is
+    /// a wr self-loop). Not a model of the lattice: what `-a G1c` asks.
+    NoG1c,
     /// Read committed (Adya's PL-2) on the choice of writers: reads see
     /// whole blocks of committed transactions and ww ∪ wr is acyclic. Its
     /// witness is a commit order (replayed by the solver's
@@ -44,6 +54,8 @@ impl Level {
     /// Elle's name for the level.
     pub fn name(self) -> &'static str {
         match self {
+            Level::ReadUncommitted => "read-uncommitted",
+            Level::NoG1c => "no-G1c",
             Level::ReadCommitted => "read-committed",
             Level::ConsistentView => "consistent-view",
             Level::Serializable => "serializable",
@@ -54,6 +66,8 @@ impl Level {
     /// From Elle's name.
     pub fn from_name(s: &str) -> Option<Level> {
         Some(match s {
+            "read-uncommitted" => Level::ReadUncommitted,
+            "no-G1c" => Level::NoG1c,
             "read-committed" => Level::ReadCommitted,
             "consistent-view" => Level::ConsistentView,
             "serializable" => Level::Serializable,
@@ -163,6 +177,24 @@ pub enum Proof {
         read: Values,
         /// The value nobody appended.
         value: ValId,
+    },
+    /// `reader` read `read` of `key`, holding `value` `read_times` times,
+    /// more often than the whole history (every transaction, failed ones
+    /// included) appended it: a garbage read (never appended) or duplicate
+    /// elements.
+    ReadMoreThanAppended {
+        /// The key.
+        key: KeyId,
+        /// The reader.
+        reader: TxnId,
+        /// What it read.
+        read: Values,
+        /// The value.
+        value: ValId,
+        /// How often the read holds it.
+        read_times: usize,
+        /// How often the history appended it to the key.
+        appended_times: usize,
     },
     /// `reader` read `read` of `key`, holding `value` more often than the
     /// transactions that may have committed appended it.
@@ -743,5 +775,17 @@ pub enum Replay {
         txn: TxnId,
         /// The key.
         key: KeyId,
+    },
+    /// Its read of `key` is not explained by the commit order (read
+    /// uncommitted, no G1c): the committed appends of others the read can
+    /// show in version order (before it commits, with `g1c`) leave more of
+    /// some value than failed, uncommitted and its own appends supply.
+    UnexplainedRead {
+        /// The reader.
+        txn: TxnId,
+        /// The key.
+        key: KeyId,
+        /// Judged for no G1c (else for no G0).
+        g1c: bool,
     },
 }

@@ -4,9 +4,12 @@
 //! A value no longer names its writer, so a model holds iff some *choice*
 //! (which append produced each read element, which `info` transactions
 //! committed, the order of versions) leaves none of the anomalies the model
-//! prohibits. The solver decides five levels exactly ([`solver::Level`]):
-//! read committed, consistent view (Adya's PL-2+: no G1, no G-single),
-//! snapshot isolation, serializable, strict serializable. Consistent view's
+//! prohibits. The solver decides seven levels exactly ([`solver::Level`]):
+//! no G0 (read uncommitted) and no G0 ∪ G1c (what `-a G1c` asks), where a
+//! read may show failed or uncommitted appends and end inside a block
+//! ([`solver::uncommitted`]); read committed, consistent view (Adya's
+//! PL-2+: no G1, no G-single), snapshot isolation, serializable, strict
+//! serializable. Consistent view's
 //! witness also proves forward consistent view and update serializable,
 //! whose other prohibited cycles (G-SIb, G-update) a list-append history
 //! cannot show.
@@ -23,9 +26,12 @@
 //!   decided by the read-committed search);
 //! - a finding says "every choice has at least one of these anomalies": a
 //!   fact of the reads (G1a when every possible writer of an element failed,
-//!   internal, incompatible-order) names one anomaly, a level that fails
-//!   names everything it prohibits. It rules out each model (or list) that
-//!   prohibits all of them, which gives `not` / `also-not`.
+//!   internal, incompatible-order, a garbage read or duplicate elements: a
+//!   value read more often than the history appends it) names one anomaly,
+//!   a level that fails names everything it prohibits. It rules out each
+//!   model (or list) that prohibits all of them, which gives `not` /
+//!   `also-not`. Read uncommitted is no G0 without garbage reads or
+//!   duplicate elements: absent, no witness needs to exclude them.
 //!
 //! Anything neither proves nor rules out is `unknown`, with the reason.
 
@@ -54,7 +60,16 @@ const NON_CYCLE: [&str; 9] = [
 ];
 
 /// Findings that are facts of the reads alone, the same under every choice.
-const READ_FACTS: [&str; 3] = ["G1a", "internal", "incompatible-order"];
+const READ_FACTS: [&str; 5] = [
+    "G1a",
+    "internal",
+    "incompatible-order",
+    "garbage-read",
+    "duplicate-elements",
+];
+
+/// A read holding a value more often than the history appends it.
+const GARBAGE: [&str; 2] = ["garbage-read", "duplicate-elements"];
 
 /// `set` restricted to anomalies a list-append choice can have: the
 /// non-cycle ones above and the item cycle classes (no predicates).
@@ -80,17 +95,32 @@ fn observable(set: &BTreeSet<String>) -> BTreeSet<String> {
         .collect()
 }
 
-fn level_model(l: Level) -> Model {
-    model::parse_model(l.name()).expect("the solver's levels are models")
+/// The anomalies a choice can have that level `l` prohibits: its model's,
+/// or for the two levels below read committed, G0 (and what implies it)
+/// and G1c (and what implies it: G0, future reads). Their searches take a
+/// garbage read's extra copies as written by nobody, so garbage reads and
+/// duplicate elements, which read uncommitted prohibits, are judged apart
+/// as facts of the reads.
+fn prohibits(l: Level) -> BTreeSet<String> {
+    match l {
+        Level::ReadUncommitted => observable(&model::all_anomalies_implying(&["G0"])),
+        Level::NoG1c => observable(&model::all_anomalies_implying(&["G1c"])),
+        _ => {
+            let m = model::parse_model(l.name()).expect("the solver's other levels are models");
+            observable(&model::anomalies_prohibited_by(&[m]))
+        }
+    }
 }
 
 /// The anomalies a witness of `l` excludes. Read committed's search runs
 /// only when no transaction's reads disagree, so it excludes internal too.
 /// (So does consistent view's, for which a non-repeatable read is a
-/// G-single.)
+/// G-single.) The levels below read committed allow internal anomalies.
 fn covered(l: Level) -> BTreeSet<String> {
-    let mut c = observable(&model::anomalies_prohibited_by(&[level_model(l)]));
-    c.insert("internal".into());
+    let mut c = prohibits(l);
+    if !matches!(l, Level::ReadUncommitted | Level::NoG1c) {
+        c.insert("internal".into());
+    }
     c
 }
 
@@ -110,13 +140,15 @@ fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
     if let (Level::Serializable | Level::StrictSerializable, DupKind::Cycle(c)) = (l, a.kind) {
         return [c.name().to_string()].into();
     }
-    let mut d = observable(&model::anomalies_prohibited_by(&[level_model(l)]));
+    let mut d = prohibits(l);
     d.remove("internal");
     d
 }
 
 /// Levels from weakest to strongest witness.
-const LEVELS: [Level; 5] = [
+const LEVELS: [Level; 7] = [
+    Level::ReadUncommitted,
+    Level::NoG1c,
     Level::ReadCommitted,
     Level::ConsistentView,
     Level::SnapshotIsolation,
@@ -179,11 +211,15 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
         .clone()
         .unwrap_or_else(|| vec!["strict-serializable".to_string()]);
     let lost = list_append::lost_updates(h);
-    let absent: BTreeSet<String> = if lost.is_empty() {
-        [LOST_UPDATE.to_string()].into()
-    } else {
-        BTreeSet::new()
-    };
+    // Garbage reads and duplicate elements are facts of the reads too.
+    let garbage = solver::uncommitted::read_fact(h);
+    let mut absent: BTreeSet<String> = BTreeSet::new();
+    if lost.is_empty() {
+        absent.insert(LOST_UPDATE.to_string());
+    }
+    if garbage.is_none() {
+        absent.extend(GARBAGE.iter().map(|g| g.to_string()));
+    }
     let mut items: Vec<Item> = Vec::new();
     for m in &requested {
         let model = model::parse_model(m).expect("validated names parse");
@@ -220,14 +256,17 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
         .iter()
         .any(|i| matches!(i.level, Some(Level::ReadCommitted | Level::ConsistentView)))
         .then(|| read_committed::prepare(h, &limits));
-    let fact = prepared
+    let facts: Vec<DupAnomaly> = prepared
         .as_ref()
         .and_then(read_committed::Prepared::finding)
-        .filter(|a| READ_FACTS.contains(&a.kind.name()));
+        .filter(|a| READ_FACTS.contains(&a.kind.name()))
+        .into_iter()
+        .chain(garbage)
+        .collect();
     // So do lost updates, the same under every choice: consistent view's
     // search need not run on a history with one.
     let settled = |i: &Item| {
-        fact.as_ref().is_some_and(|a| rules_out(a, i))
+        facts.iter().any(|a| rules_out(a, i))
             || (!lost.is_empty() && i.prohibited.contains(LOST_UPDATE))
     };
     // The serial family shares what one level implies for another; read
@@ -242,7 +281,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     let mut verdicts = run(h, &levels, &limits, &mut prepared);
     let undecided = items
         .iter()
-        .any(|i| judge(h, i, &verdicts, !lost.is_empty(), fact.as_ref()).0 == Validity::Unknown);
+        .any(|i| judge(h, i, &verdicts, !lost.is_empty(), &facts).0 == Validity::Unknown);
     if undecided && !levels.contains(&Level::ReadCommitted) {
         // A weaker level's failure may rule out what a stronger one's
         // did not.
@@ -250,12 +289,12 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     }
 
     let mut notes = vec![
-        "appended values repeat, so the history was decided by the duplicate-value solver: a model holds iff some choice of writers leaves none of its prohibited anomalies (searched exactly at read-committed, consistent-view, snapshot-isolation, serializable and strict-serializable; other models follow from these through the lattice)".to_string(),
+        "appended values repeat, so the history was decided by the duplicate-value solver: a model holds iff some choice of writers leaves none of its prohibited anomalies (searched exactly for no G0 (read-uncommitted), no G0 and G1c, read-committed, consistent-view, snapshot-isolation, serializable and strict-serializable; other models follow from these through the lattice)".to_string(),
     ];
     let mut valid = Validity::True;
     let mut witness = Vec::new();
     for item in &items {
-        let (v, why, proof) = judge(h, item, &verdicts, !lost.is_empty(), fact.as_ref());
+        let (v, why, proof) = judge(h, item, &verdicts, !lost.is_empty(), &facts);
         match v {
             Validity::False => valid = Validity::False,
             Validity::Unknown => {
@@ -297,7 +336,15 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     let found = verdicts
         .iter()
         .filter_map(|v| Some((v.level, v.anomaly.as_ref()?)))
-        .chain(fact.as_ref().map(|a| (Level::ReadCommitted, a)));
+        .chain(facts.iter().map(|a| {
+            // Garbage reads are found apart from read committed's facts.
+            let by = if GARBAGE.contains(&a.kind.name()) {
+                Level::ReadUncommitted
+            } else {
+                Level::ReadCommitted
+            };
+            (by, a)
+        }));
     for (level, a) in found {
         let d = forced(level, a);
         ruled.extend(ruled_out_by(&d));
@@ -342,12 +389,20 @@ fn run(
     prepared: &mut Option<read_committed::Prepared>,
 ) -> Vec<DupVerdict> {
     let from_rc = |l: &Level| matches!(l, Level::ReadCommitted | Level::ConsistentView);
-    let serial: Vec<Level> = levels.iter().copied().filter(|l| !from_rc(l)).collect();
+    let below = |l: &Level| matches!(l, Level::ReadUncommitted | Level::NoG1c);
+    let serial: Vec<Level> = levels
+        .iter()
+        .copied()
+        .filter(|l| !from_rc(l) && !below(l))
+        .collect();
     let mut out = if serial.is_empty() {
         Vec::new()
     } else {
         solver::check_levels(h, &serial, limits)
     };
+    for l in levels.iter().copied().filter(below) {
+        out.push(solver::check_duplicates(h, l, limits));
+    }
     let mut rc_failed = false;
     for l in [Level::ReadCommitted, Level::ConsistentView] {
         if !levels.contains(&l) || rc_failed {
@@ -369,16 +424,16 @@ fn rules_out(fact: &DupAnomaly, item: &Item) -> bool {
 }
 
 /// An item's verdict, why (when unknown), and the level verdict that
-/// proves it (when valid). `lost`: the history has lost updates; `fact`: a
-/// fact of the reads found before any level ran.
+/// proves it (when valid). `lost`: the history has lost updates; `facts`:
+/// facts of the reads found before any level ran.
 fn judge<'v>(
     h: &crate::history::History,
     item: &Item,
     verdicts: &'v [DupVerdict],
     lost: bool,
-    fact: Option<&DupAnomaly>,
+    facts: &[DupAnomaly],
 ) -> (Validity, String, Option<&'v DupVerdict>) {
-    if lost && item.prohibited.contains(LOST_UPDATE) || fact.is_some_and(|a| rules_out(a, item)) {
+    if lost && item.prohibited.contains(LOST_UPDATE) || facts.iter().any(|a| rules_out(a, item)) {
         return (Validity::False, String::new(), None);
     }
     for v in verdicts {

@@ -134,6 +134,22 @@ pub fn render(h: &History, p: &Proof) -> String {
             list(h, read),
             val(h, *value)
         ),
+        Proof::ReadMoreThanAppended {
+            key: k,
+            reader,
+            read,
+            value,
+            read_times,
+            appended_times,
+        } => format!(
+            "{} read key {} as {}, with {} {} time(s), but the history appends it to that key only {} time(s), failed transactions included",
+            txn(h, *reader),
+            key(h, *k),
+            list(h, read),
+            val(h, *value),
+            read_times,
+            appended_times
+        ),
         Proof::TooFewAppends {
             key: k,
             reader,
@@ -630,6 +646,16 @@ pub fn replay(h: &History, e: &Replay) -> String {
             "{} overlaps a committed writer of {}",
             txn(h, *t),
             key(h, *k)
+        ),
+        Replay::UnexplainedRead {
+            txn: t,
+            key: k,
+            g1c,
+        } => format!(
+            "{}'s read of {} is not explained: the committed appends it can show in version order{} leave values that no failed, uncommitted or own append supplies",
+            txn(h, *t),
+            key(h, *k),
+            if *g1c { " (from transactions committed before it)" } else { "" }
         ),
     }
 }

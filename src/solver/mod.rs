@@ -40,6 +40,7 @@ pub mod replay;
 pub mod sessions;
 pub mod snapshot;
 pub mod solve;
+pub mod uncommitted;
 pub mod windows;
 pub mod witness;
 
@@ -264,6 +265,9 @@ pub(crate) fn verdict(level: Level, valid: Validity, reason: Reason) -> DupVerdi
 }
 
 fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
+    if matches!(level, Level::ReadUncommitted | Level::NoG1c) {
+        return uncommitted::decide(h, level, limits);
+    }
     if level == Level::ReadCommitted {
         return read_committed::decide(h, limits);
     }

@@ -344,6 +344,115 @@ pub fn check_consistent_view(h: &History, order: &[TxnId]) -> Result<(), Replay>
     Ok(())
 }
 
+/// Checks a witness of no G0 (read uncommitted) or, with `g1c`, of no G0
+/// and no G1c on list-append histories whose values may repeat: the
+/// transactions in `order` committed (every `ok` one, maybe some `info`
+/// ones, no `fail` one), each key's versions are their blocks in that
+/// order, so ww follows `order`. Each `ok` read must be explained (see
+/// [`super::uncommitted`]): its elements are the committed appends of
+/// other transactions in version order, longest first as far as the read
+/// contains them as a subsequence (with `g1c` only those of transactions
+/// before the reader, so that wr follows `order` too), and the rest, value
+/// by value, no more than appends that did not commit, the reader's own
+/// appends (with `g1c` only those before the read: a later one would be a
+/// future read) and the copies of a value the read shows more often than
+/// the history appends it (garbage) supply.
+pub fn check_uncommitted(h: &History, order: &[TxnId], g1c: bool) -> Result<(), Replay> {
+    check_membership(h, order)?;
+    let mut rank = vec![u32::MAX; h.txns.len()];
+    for (i, &t) in order.iter().enumerate() {
+        rank[t as usize] = i as u32;
+    }
+    let mut versions: FxHashMap<KeyId, Vec<(ValId, TxnId)>> = FxHashMap::default();
+    for &t in order {
+        for m in h.mops(t) {
+            match (m.kind, m.value) {
+                (MopKind::Append, Observed::Scalar(v)) => {
+                    versions.entry(m.key).or_default().push((v, t))
+                }
+                (MopKind::Read, _) => {}
+                _ => return Err(Replay::NotListAppend(t)),
+            }
+        }
+    }
+    // Every append of each value, and those of transactions that did not
+    // commit.
+    let mut supply: FxHashMap<(KeyId, ValId), u32> = FxHashMap::default();
+    let mut loose: FxHashMap<(KeyId, ValId), u32> = FxHashMap::default();
+    for (t, _) in h.txns.iter().enumerate() {
+        for m in h.mops(t as TxnId) {
+            if let (MopKind::Append, Observed::Scalar(v)) = (m.kind, m.value) {
+                *supply.entry((m.key, v)).or_default() += 1;
+                if rank[t] == u32::MAX {
+                    *loose.entry((m.key, v)).or_default() += 1;
+                }
+            }
+        }
+    }
+    for (t, txn) in h.txns.iter().enumerate() {
+        if txn.outcome != Outcome::Ok {
+            continue;
+        }
+        let t = t as TxnId;
+        let mops = h.mops(t);
+        for (i, m) in mops.iter().enumerate() {
+            if m.kind != MopKind::Read {
+                continue;
+            }
+            let seen = observed(h, m.value).ok_or(Replay::ScalarRead(t))?;
+            let mut left: FxHashMap<ValId, i64> = FxHashMap::default();
+            for &v in seen {
+                *left.entry(v).or_default() += 1;
+            }
+            // The supplies that stand anywhere in the read.
+            let mut spare: FxHashMap<ValId, i64> = FxHashMap::default();
+            for (&v, &n) in &left {
+                let all = supply.get(&(m.key, v)).copied().unwrap_or(0) as i64;
+                let free = loose.get(&(m.key, v)).copied().unwrap_or(0) as i64;
+                spare.insert(v, free + (n - all).max(0));
+            }
+            for (j, o) in mops.iter().enumerate() {
+                if let (MopKind::Append, Observed::Scalar(v), true) =
+                    (o.kind, o.value, o.key == m.key)
+                {
+                    if !g1c || j < i {
+                        if let Some(s) = spare.get_mut(&v) {
+                            *s += 1;
+                        }
+                    }
+                }
+            }
+            // The committed appends of others, longest prefix the read
+            // contains as a subsequence.
+            let all = versions.get(&m.key).map(Vec::as_slice).unwrap_or(&[]);
+            let mut at = 0usize;
+            for &(v, w) in all {
+                if w == t {
+                    continue;
+                }
+                if g1c && rank[w as usize] > rank[t as usize] {
+                    break;
+                }
+                match seen[at..].iter().position(|&x| x == v) {
+                    Some(p) => {
+                        at += p + 1;
+                        *left.get_mut(&v).expect("a value of the read") -= 1;
+                    }
+                    None => break,
+                }
+            }
+            if left.iter().any(|(v, &n)| n > spare[v]) {
+                return Err(Replay::UnexplainedRead {
+                    txn: t,
+                    key: m.key,
+                    g1c,
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -318,6 +318,9 @@ fn run_gen(level: Level, cases: u64, seed0: u64, limits: &Limits, strip: bool) {
             Level::ReadCommitted | Level::ConsistentView => {
                 unreachable!("read committed, consistent view: tests/it/duplicates_lattice.rs")
             }
+            Level::ReadUncommitted | Level::NoG1c => {
+                unreachable!("no G0, no G1c: tests/it/duplicates_uncommitted.rs")
+            }
         };
         let v = check_duplicates(&h, level, limits);
         let got = match v.valid {

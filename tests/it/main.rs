@@ -24,6 +24,7 @@ mod duplicates;
 mod duplicates_lattice;
 mod duplicates_props;
 mod duplicates_rules;
+mod duplicates_uncommitted;
 mod elle_cli_suite;
 mod fuzz_corpus;
 mod history_readers;

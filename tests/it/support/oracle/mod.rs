@@ -915,3 +915,192 @@ fn acyclic(n: usize, edges: &[(usize, usize)]) -> bool {
     }
     done == n
 }
+
+/// No G0 (read uncommitted as far as list-append shows it: Adya's PL-1),
+/// by brute force over every choice: which `info` transactions committed,
+/// per key an order of the committed transactions' blocks (each one's
+/// appends to the key, in program order), and per `ok` read which append
+/// produced each element. An element may come from
+/// - a committed append of another transaction: those a read shows are,
+///   in order, a prefix of the key's versions without the reader's own
+///   block (possibly ending inside a block: G1b, allowed), and the read
+///   wr-depends on their writers;
+/// - an append of a transaction that did not commit (G1a, allowed), or the
+///   reader's own append, each used once, with no edge;
+/// - nobody, for the copies of a value the read holds beyond all the
+///   history's appends of it to the key (a garbage read, judged apart:
+///   see [`reads_more_than_appended`]).
+///
+/// No G0 iff some choice leaves the ww edges (consecutive blocks of a key)
+/// acyclic. Each read stands alone (internal anomalies and reads that are
+/// not prefixes of one another are allowed).
+#[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
+pub fn no_g0(h: &Hist) -> bool {
+    uncommitted_choices(h, false)
+}
+
+/// No G0 and no G1c, by the brute force of [`no_g0`] with wr edges too (a
+/// read depends on the writer of every committed element it shows), and
+/// the reader's own appends after the read not available to it (reading
+/// one's own later append is a future read: a G1c). A read whose committed
+/// elements are the first `l` of the versions depends on the writers of
+/// those `l`: the fewer, the fewer edges, so each read takes the smallest
+/// `l` it can explain.
+#[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
+pub fn no_g1c(h: &Hist) -> bool {
+    uncommitted_choices(h, true)
+}
+
+/// Some `ok` read holds a value more often than the whole history (every
+/// transaction, failed ones included) appended it to that key: a garbage
+/// read or duplicate elements, which read uncommitted prohibits.
+#[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
+pub fn reads_more_than_appended(h: &Hist) -> bool {
+    let appended = h.appended();
+    h.txns.iter().filter(|t| t.outcome == Outcome::Ok).any(|t| {
+        t.mops.iter().any(|m| match m {
+            Mop::Read(k, got) => {
+                let got = got.clone().unwrap_or_default();
+                got.iter().any(|v| {
+                    got.iter().filter(|&x| x == v).count()
+                        > appended[*k].iter().filter(|&x| x == v).count()
+                })
+            }
+            Mop::Append(..) => false,
+        })
+    })
+}
+
+#[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
+fn uncommitted_choices(h: &Hist, g1c: bool) -> bool {
+    let n = h.txns.len();
+    let info: Vec<usize> = (0..n)
+        .filter(|&i| h.txns[i].outcome == Outcome::Info)
+        .collect();
+    for mask in 0..1u32 << info.len() {
+        let committed: Vec<bool> = (0..n)
+            .map(|i| match h.txns[i].outcome {
+                Outcome::Ok => true,
+                Outcome::Fail => false,
+                Outcome::Info => mask >> info.iter().position(|&j| j == i).unwrap() & 1 == 1,
+            })
+            .collect();
+        let writers: Vec<Vec<usize>> = (0..h.keys)
+            .map(|k| {
+                (0..n)
+                    .filter(|&i| committed[i] && block(&h.txns[i], k).next().is_some())
+                    .collect()
+            })
+            .collect();
+        let mut orders = writers.clone();
+        if uncommitted_orders(h, &mut orders, 0, &committed, g1c) {
+            return true;
+        }
+    }
+    false
+}
+
+#[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
+fn uncommitted_orders(
+    h: &Hist,
+    orders: &mut Vec<Vec<usize>>,
+    k: usize,
+    committed: &[bool],
+    g1c: bool,
+) -> bool {
+    if k == h.keys {
+        return uncommitted_choice_ok(h, orders, committed, g1c);
+    }
+    permute(orders, k, 0, &mut |orders| {
+        uncommitted_orders(h, orders, k + 1, committed, g1c)
+    })
+}
+
+#[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
+fn uncommitted_choice_ok(h: &Hist, orders: &[Vec<usize>], committed: &[bool], g1c: bool) -> bool {
+    let n = h.txns.len();
+    let mut edges: Vec<(usize, usize)> = Vec::new();
+    // Per key: the versions, each element with its writer.
+    let mut versions: Vec<Vec<(usize, u32)>> = vec![Vec::new(); h.keys];
+    for k in 0..h.keys {
+        for (i, &w) in orders[k].iter().enumerate() {
+            if i > 0 {
+                edges.push((orders[k][i - 1], w));
+            }
+            versions[k].extend(block(&h.txns[w], k).map(|v| (w, v)));
+        }
+    }
+    let appended = h.appended();
+    for (r, t) in h.txns.iter().enumerate() {
+        if t.outcome != Outcome::Ok {
+            continue;
+        }
+        for (i, m) in t.mops.iter().enumerate() {
+            let Mop::Read(k, got) = m else { continue };
+            let got = got.clone().unwrap_or_default();
+            // The appends that stand anywhere: those of transactions that
+            // did not commit, the reader's own (before the read, for G1c),
+            // and nobody's for a value read more often than appended.
+            let mut free: Vec<u32> = Vec::new();
+            for (j, o) in h.txns.iter().enumerate() {
+                for (p, mm) in o.mops.iter().enumerate() {
+                    if let Mop::Append(k2, v) = mm {
+                        let own_ok = j == r && (!g1c || p < i);
+                        if *k2 == *k && (!committed[j] || own_ok) {
+                            free.push(*v);
+                        }
+                    }
+                }
+            }
+            let mut values: Vec<u32> = got.clone();
+            values.sort_unstable();
+            values.dedup();
+            for v in values {
+                let read = got.iter().filter(|&&x| x == v).count();
+                let all = appended[*k].iter().filter(|&&x| x == v).count();
+                free.extend(std::iter::repeat_n(v, read.saturating_sub(all)));
+            }
+            let others: Vec<(usize, u32)> = versions[*k]
+                .iter()
+                .copied()
+                .filter(|&(w, _)| w != r)
+                .collect();
+            let Some(l) = (0..=others.len()).find(|&l| explains(&got, &others[..l], &free)) else {
+                return false;
+            };
+            if g1c {
+                edges.extend(others[..l].iter().map(|&(w, _)| (w, r)));
+            }
+        }
+    }
+    acyclic(n, &edges)
+}
+
+/// Whether `read` is `committed` (in order, as a subsequence) with the
+/// other positions taken by distinct appends of `free` of the same value.
+#[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
+fn explains(read: &[u32], committed: &[(usize, u32)], free: &[u32]) -> bool {
+    // Reachable (position, committed elements placed); which free appends
+    // are used then is fixed: the read's other elements so far.
+    let mut reach = vec![vec![false; committed.len() + 1]; read.len() + 1];
+    reach[0][0] = true;
+    for p in 0..read.len() {
+        for j in 0..=committed.len() {
+            if !reach[p][j] {
+                continue;
+            }
+            if j < committed.len() && committed[j].1 == read[p] {
+                reach[p + 1][j + 1] = true;
+            }
+            // A free append of this value not used yet: the read's copies
+            // of it up to here, less the committed ones, fit in `free`.
+            let v = read[p];
+            let upto = read[..=p].iter().filter(|&&x| x == v).count();
+            let taken = committed[..j].iter().filter(|c| c.1 == v).count();
+            if upto - taken <= free.iter().filter(|&&x| x == v).count() {
+                reach[p + 1][j] = true;
+            }
+        }
+    }
+    reach[read.len()][committed.len()]
+}
