@@ -623,6 +623,14 @@ pub enum Reason {
         /// The bound.
         max: usize,
     },
+    /// Under every choice the reads of `key` disagree on the order of its
+    /// committed appends (Elle's `incompatible-order`), which does not rule
+    /// out read uncommitted: the levels below read committed are not
+    /// decided then.
+    OrdersDisagree {
+        /// The key.
+        key: KeyId,
+    },
     /// The time limit of `ms` was reached before any search.
     TimeBeforeSearch {
         /// The limit.

@@ -532,6 +532,10 @@ pub fn reason(h: &History, r: &Reason, proof: Option<&Proof>) -> String {
             format!("the time limit ({ms} ms) was reached before any search")
         }
         Reason::TimeWhileBuilding => "time limit reached while building constraints".into(),
+        Reason::OrdersDisagree { key } => format!(
+            "not decided: under every choice the reads of {} disagree on the order of its committed appends (incompatible-order), which does not rule out read-uncommitted",
+            h.keys.datum(*key)
+        ),
         Reason::TimeInSearch {
             ms,
             rounds,
