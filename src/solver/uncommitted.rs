@@ -161,11 +161,21 @@ pub fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
             return v;
         }
     }
+    // Each key alone first, with a quarter of the time: a key whose reads
+    // no order explains leaves no choice at all, which the whole search
+    // would only find after trying every order (see `disagreeing_key`).
+    let quarter = limits.left_since(t0, 4);
+    let alone = disagreeing_key(h, Instant::now(), &quarter);
+    if let Ok(Some(key)) = alone {
+        let mut v = verdict(level, Validity::Unknown, Reason::OrdersDisagree { key });
+        v.elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
+        return v;
+    }
     let rest = limits.left_since(t0, 1);
     let limits = &rest;
     let mut v = match Search::new(h, g1c) {
         Err(r) => verdict(level, Validity::Unknown, r),
-        Ok(mut s) => match s.run_both(t0, limits) {
+        Ok(mut s) => match s.run_both(Instant::now(), limits) {
             Run::Found => {
                 let order = s.witness();
                 match witness::check_uncommitted(h, &order, g1c) {
@@ -181,7 +191,7 @@ pub fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
                     Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
                 }
             }
-            Run::None => match disagreeing_key(h, t0, limits) {
+            Run::None => match alone.or_else(|_| disagreeing_key(h, Instant::now(), limits)) {
                 // Not a cycle: no version order of that key explains its
                 // reads, cycles or none.
                 Ok(Some(key)) => verdict(level, Validity::Unknown, Reason::OrdersDisagree { key }),
