@@ -251,6 +251,28 @@ pub fn check_prepared_at(
     v
 }
 
+/// Valid with the commit order `order` as the witness, when `replay` (its
+/// replay against the history) passed; otherwise `unknown` (a witness that
+/// does not replay is a solver bug, never a verdict).
+pub(crate) fn witnessed(
+    level: Level,
+    order: Vec<TxnId>,
+    replay: Result<(), crate::proof::Replay>,
+) -> DupVerdict {
+    match replay {
+        Ok(()) => {
+            let mut v = verdict(
+                level,
+                Validity::True,
+                Reason::CommitOrder { txns: order.len() },
+            );
+            v.witness = Some(order);
+            v
+        }
+        Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
+    }
+}
+
 pub(crate) fn verdict(level: Level, valid: Validity, reason: Reason) -> DupVerdict {
     DupVerdict {
         level,

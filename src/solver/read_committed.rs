@@ -252,18 +252,8 @@ fn replay_at(h: &History, order: &[TxnId], level: Level) -> Result<(), crate::pr
 /// Valid with `order` as the witness if it replays; otherwise `unknown`
 /// (a witness that does not replay is a solver bug, never a verdict).
 fn replayed(h: &History, order: Vec<TxnId>, level: Level) -> DupVerdict {
-    match replay_at(h, &order, level) {
-        Ok(()) => {
-            let mut v = verdict(
-                level,
-                Validity::True,
-                Reason::CommitOrder { txns: order.len() },
-            );
-            v.witness = Some(order);
-            v
-        }
-        Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
-    }
+    let replay = replay_at(h, &order, level);
+    super::witnessed(level, order, replay)
 }
 
 /// A guess of the choice: per key, each run of the longest read filled by

@@ -178,18 +178,8 @@ pub fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
         Ok(mut s) => match s.run_both(Instant::now(), limits) {
             Run::Found => {
                 let order = s.witness();
-                match witness::check_uncommitted(h, &order, g1c) {
-                    Ok(()) => {
-                        let mut v = verdict(
-                            level,
-                            Validity::True,
-                            Reason::CommitOrder { txns: order.len() },
-                        );
-                        v.witness = Some(order);
-                        v
-                    }
-                    Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
-                }
+                let replay = witness::check_uncommitted(h, &order, g1c);
+                super::witnessed(level, order, replay)
             }
             Run::None => match alone.or_else(|_| disagreeing_key(h, Instant::now(), limits)) {
                 // Not a cycle: no version order of that key explains its
@@ -200,29 +190,26 @@ pub fn decide(h: &History, level: Level, limits: &Limits) -> DupVerdict {
                     v.anomaly = Some(s.finding());
                     v
                 }
-                Err(steps) => verdict(
-                    level,
-                    Validity::Unknown,
-                    Reason::TimeInSearch {
-                        ms: limits.time_ms,
-                        rounds: Some(steps.min(u32::MAX as u64) as u32),
-                        conflicts: None,
-                    },
-                ),
+                Err(steps) => stopped(level, limits, steps),
             },
-            Run::Stopped(steps) => verdict(
-                level,
-                Validity::Unknown,
-                Reason::TimeInSearch {
-                    ms: limits.time_ms,
-                    rounds: Some(steps.min(u32::MAX as u64) as u32),
-                    conflicts: None,
-                },
-            ),
+            Run::Stopped(steps) => stopped(level, limits, steps),
         },
     };
     v.elapsed_ms = t0.elapsed().as_secs_f64() * 1e3;
     v
+}
+
+/// `unknown` at the time limit, after `steps` placements.
+fn stopped(level: Level, limits: &Limits, steps: u64) -> DupVerdict {
+    verdict(
+        level,
+        Validity::Unknown,
+        Reason::TimeInSearch {
+            ms: limits.time_ms,
+            rounds: Some(steps.min(u32::MAX as u64) as u32),
+            conflicts: None,
+        },
+    )
 }
 
 /// After the search found no order: a key whose reads no version order of
@@ -302,15 +289,7 @@ fn witness_first(h: &History, level: Level, limits: &Limits) -> Option<DupVerdic
         .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok)
         .collect();
     done.sort_by_key(|&t| (h.txns[t as usize].complete_seq, t));
-    let valid = |order: Vec<TxnId>| {
-        let mut v = verdict(
-            level,
-            Validity::True,
-            Reason::CommitOrder { txns: order.len() },
-        );
-        v.witness = Some(order);
-        v
-    };
+    let valid = |order: Vec<TxnId>| super::witnessed(level, order, Ok(()));
     if witness::check_uncommitted(h, &done, g1c).is_ok() {
         return Some(valid(done));
     }

@@ -15,35 +15,17 @@
 //! every value taken modulo 2, so that values repeat. `PROPTEST_CASES=N`
 //! scales the sample.
 
+use crate::support::cases;
 #[allow(dead_code)]
 use crate::support::oracle;
+use crate::support::parse_edn;
 
 use isolde::check::{check_history, CheckOptions, Report, Validity};
-use isolde::history::read::read_history;
 use isolde::history::History;
 use isolde::solver;
 use oracle::gen::{self, Knobs, Spec};
-use oracle::{Hist, Mop};
+use oracle::Hist;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
-
-fn parse(edn: &str) -> History {
-    read_history(edn.as_bytes(), "generated", None)
-        .unwrap_or_else(|e| panic!("generated EDN parses: {e}\n{edn}"))
-}
-
-/// Every value modulo `domain` (1-based), reads included.
-fn fold_values(h: &mut Hist, domain: u32) {
-    let f = |v: u32| (v.max(1) - 1) % domain + 1;
-    for t in &mut h.txns {
-        for m in &mut t.mops {
-            match m {
-                Mop::Append(_, v) => *v = f(*v),
-                Mop::Read(_, Some(l)) => l.iter_mut().for_each(|v| *v = f(*v)),
-                Mop::Read(_, None) => {}
-            }
-        }
-    }
-}
 
 fn check(h: &History, model: &str) -> Report {
     check_history(
@@ -64,23 +46,11 @@ fn want(b: bool) -> Validity {
     }
 }
 
-fn cases(release: u32) -> u32 {
-    let default = if cfg!(debug_assertions) {
-        release / 10
-    } else {
-        release
-    };
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// Compares one history; returns the read-committed verdict (`None`: values
 /// unique or undecided) and whether it has a lost update.
 fn compare(hist: &Hist) -> Result<(Option<bool>, bool), String> {
     let edn = hist.to_edn();
-    let h = parse(&edn);
+    let h = parse_edn(&edn);
     if !solver::has_duplicate_appends(&h) {
         return Ok((None, false));
     }
@@ -231,7 +201,7 @@ fn read_committed_and_read_atomic_match_brute_force() {
     let tally = std::cell::Cell::new([0usize; 4]);
     let result = runner.run(&strategy, |spec: Spec| {
         let mut hist = gen::build(&spec);
-        fold_values(&mut hist, 2);
+        oracle::fold_values(&mut hist, 2);
         let (got, lost) = compare(&hist).map_err(TestCaseError::fail)?;
         let mut t = tally.get();
         t[3] += lost as usize;
@@ -283,7 +253,7 @@ const ABORTED_READ: &str = r#"{:type :invoke, :process 0, :value [[:append :x 1]
 
 fn check_with(edn: &str, models: Option<Vec<&str>>, anomalies: Vec<&str>) -> Report {
     check_history(
-        &parse(edn),
+        &parse_edn(edn),
         &CheckOptions {
             models: models.map(|m| m.into_iter().map(String::from).collect()),
             anomalies: anomalies.into_iter().map(String::from).collect(),
@@ -466,7 +436,7 @@ fn a_read_skew_rules_out_consistent_view_not_read_committed() {
     // with a witness.
     let fine = edn.replace("[:r :x []] [:r :y [1]]", "[:r :x [1]] [:r :y [1]]");
     let r = check_history(
-        &parse(&fine),
+        &parse_edn(&fine),
         &CheckOptions {
             models: Some(vec!["consistent-view".into()]),
             witness: true,

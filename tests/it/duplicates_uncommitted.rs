@@ -13,35 +13,17 @@
 //! every value taken modulo 2, so that values repeat. `PROPTEST_CASES=N`
 //! scales the sample.
 
+use crate::support::cases;
 #[allow(dead_code)]
 use crate::support::oracle;
+use crate::support::parse_edn;
 
 use isolde::check::{check_history, CheckOptions, Report, Validity};
-use isolde::history::read::read_history;
 use isolde::history::History;
 use isolde::solver::{self, Level};
 use oracle::gen::{self, Knobs, Spec};
-use oracle::{Hist, Mop};
+use oracle::Hist;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
-
-fn parse(edn: &str) -> History {
-    read_history(edn.as_bytes(), "generated", None)
-        .unwrap_or_else(|e| panic!("generated EDN parses: {e}\n{edn}"))
-}
-
-/// Every value modulo `domain` (1-based), reads included.
-fn fold_values(h: &mut Hist, domain: u32) {
-    let f = |v: u32| (v.max(1) - 1) % domain + 1;
-    for t in &mut h.txns {
-        for m in &mut t.mops {
-            match m {
-                Mop::Append(_, v) => *v = f(*v),
-                Mop::Read(_, Some(l)) => l.iter_mut().for_each(|v| *v = f(*v)),
-                Mop::Read(_, None) => {}
-            }
-        }
-    }
-}
 
 fn check(h: &History, models: Vec<&str>, anomalies: Vec<&str>) -> Report {
     check_history(
@@ -75,23 +57,11 @@ fn want(b: bool) -> Validity {
     }
 }
 
-fn cases(release: u32) -> u32 {
-    let default = if cfg!(debug_assertions) {
-        release / 10
-    } else {
-        release
-    };
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 /// Compares one history; returns (no G0, no G1c, garbage read, reads
 /// disagree) by the oracle, `None` when values do not repeat.
 fn compare(hist: &Hist) -> Result<Option<(bool, bool, bool, bool)>, String> {
     let edn = hist.to_edn();
-    let h = parse(&edn);
+    let h = parse_edn(&edn);
     if !solver::has_duplicate_appends(&h) {
         return Ok(None);
     }
@@ -197,7 +167,7 @@ fn read_uncommitted_g0_and_g1c_match_brute_force() {
     let tally = std::cell::Cell::new([0usize; 7]);
     let result = runner.run(&strategy, |spec: Spec| {
         let mut hist = gen::build(&spec);
-        fold_values(&mut hist, 2);
+        oracle::fold_values(&mut hist, 2);
         let got = compare(&hist).map_err(TestCaseError::fail)?;
         let mut t = tally.get();
         match got {
@@ -257,7 +227,7 @@ const FORCED_G1C: &str = r#"{:type :ok, :f :txn, :process 0, :index 0, :value [[
 
 #[test]
 fn a_forced_g0_rules_out_read_uncommitted_and_a_forced_g1c_read_committed() {
-    let h = parse(FORCED_G0);
+    let h = parse_edn(FORCED_G0);
     for (models, list) in [(vec!["read-uncommitted"], vec![]), (vec![], vec!["G0"])] {
         let r = check(&h, models, list);
         assert_eq!(r.valid, Validity::False);
@@ -270,7 +240,7 @@ fn a_forced_g0_rules_out_read_uncommitted_and_a_forced_g1c_read_committed() {
     let r = check(&h, vec![], vec!["G1c"]);
     assert_eq!(r.valid, Validity::False);
 
-    let h = parse(FORCED_G1C);
+    let h = parse_edn(FORCED_G1C);
     let r = check(&h, vec!["read-uncommitted"], vec![]);
     assert_eq!(r.valid, Validity::True, "{:?}", r.notes);
     let w = &r.witness.expect("a witness")[0];
@@ -295,7 +265,7 @@ fn duplicate_elements_rule_out_read_uncommitted_not_g0() {
 {:type :ok, :f :txn, :process 1, :index 1, :value [[:append :x 1]]}
 {:type :ok, :f :txn, :process 2, :index 2, :value [[:r :x [1 1 1]]]}
 "#;
-    let h = parse(edn);
+    let h = parse_edn(edn);
     let r = check(&h, vec!["read-uncommitted"], vec![]);
     assert_eq!(r.valid, Validity::False);
     assert_eq!(r.anomaly_types, vec!["duplicate-elements"]);
@@ -383,12 +353,12 @@ const LOST_ELEMENT: &str = r#"{:type :ok, :f :txn, :process 0, :index 0, :value 
 
 #[test]
 fn reads_that_disagree_on_committed_appends_are_no_g0() {
-    let unique = parse(LOST_ELEMENT);
+    let unique = parse_edn(LOST_ELEMENT);
     assert_eq!(
         check(&unique, vec!["read-uncommitted"], vec![]).valid,
         Validity::True
     );
-    let repeated = parse(&format!(
+    let repeated = parse_edn(&format!(
         "{LOST_ELEMENT}{}",
         "{:type :ok, :f :txn, :process 5, :index 5, :value [[:append :y 5] [:append :y 5] [:r :y [5 5]]]}\n"
     ));

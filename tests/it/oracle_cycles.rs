@@ -14,15 +14,16 @@
 //!
 //! `PROPTEST_CASES=N` scales the sample.
 
+use crate::support::cases;
 #[allow(dead_code)]
 use crate::support::oracle;
+use crate::support::parse_edn;
 
 use isolde::check::{check_history, CheckOptions};
 use isolde::graph::{
     process_edges, realtime_edges, sccs, Cycle, CycleClass, DepGraph, ExplainOrder, GraphBuilder,
     Rels,
 };
-use isolde::history::read::read_history;
 use isolde::history::History;
 use isolde::model::{ModelOptions, OrderGraph};
 use isolde::solver as duplicates;
@@ -40,11 +41,6 @@ const MODELS: [&str; 5] = [
     "snapshot-isolation",
     "read-committed",
 ];
-
-fn parse(edn: &str) -> History {
-    read_history(edn.as_bytes(), "generated", None)
-        .unwrap_or_else(|e| panic!("generated EDN parses: {e}\n{edn}"))
-}
 
 /// The dependency graph the checker searches for `model`.
 fn graph(h: &History, model: &str) -> DepGraph {
@@ -130,18 +126,6 @@ fn compare(h: &History, edn: &str, model: &str) -> Result<usize, String> {
     Ok(want.len())
 }
 
-fn cases(release: u32) -> u32 {
-    let default = if cfg!(debug_assertions) {
-        release / 10
-    } else {
-        release
-    };
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 #[test]
 fn every_prohibited_cycle_class_present_is_reported() {
     let knobs = Knobs {
@@ -163,7 +147,7 @@ fn every_prohibited_cycle_class_present_is_reported() {
     let result = runner.run(&strategy, |spec: Spec| {
         let hist = gen::build(&spec);
         let edn = hist.to_edn();
-        let h = parse(&edn);
+        let h = parse_edn(&edn);
         // Repeated appends go to the duplicate-value solver, not the search.
         if duplicates::has_duplicate_appends(&h) {
             return Ok(());
@@ -204,7 +188,7 @@ fn write_skew_beside_g_single_is_reported() {
 {:index 6, :type :invoke, :process 3, :f :txn, :value [[:r :x nil] [:r :y nil] [:r :z nil]]}
 {:index 7, :type :ok, :process 3, :f :txn, :value [[:r :x [1]] [:r :y [1 2]] [:r :z [1]]]}
 "#;
-    let h = parse(edn);
+    let h = parse_edn(edn);
     let r = check_history(
         &h,
         &CheckOptions {

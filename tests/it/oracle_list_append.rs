@@ -21,6 +21,7 @@
 //! `PROPTEST_CASES=N` scales every property; `PROPTEST_RNG_SEED` fixes the
 //! seed. Failures print the shrunk spec and its history as EDN.
 
+use crate::support::cases;
 use crate::support::oracle;
 
 use isolde::check::{check_history, CheckOptions, Report, Validity};
@@ -79,20 +80,6 @@ impl Tally {
             eprintln!("  {k:<60} {v}");
         }
     }
-}
-
-/// `PROPTEST_CASES`, else `release` cases in a release build and a tenth
-/// of that in a debug build (same properties, smaller sample).
-fn cases(release: u32) -> u32 {
-    let default = if cfg!(debug_assertions) {
-        release / 10
-    } else {
-        release
-    };
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// Runs `property` on `n` specs; shrinks and panics on the first failure.

@@ -622,6 +622,22 @@ fn naive_order_ok(h: &Hist, model: Model, order: &[usize]) -> bool {
     })
 }
 
+/// Every value modulo `domain` (1-based), reads included: histories whose
+/// values repeat, from the generator's unique ones.
+#[allow(dead_code)] // used by the duplicate-value tests
+pub fn fold_values(h: &mut Hist, domain: u32) {
+    let f = |v: u32| (v.max(1) - 1) % domain + 1;
+    for t in &mut h.txns {
+        for m in &mut t.mops {
+            match m {
+                Mop::Append(_, v) => *v = f(*v),
+                Mop::Read(_, Some(l)) => l.iter_mut().for_each(|v| *v = f(*v)),
+                Mop::Read(_, None) => {}
+            }
+        }
+    }
+}
+
 /// Read committed (Adya's PL-2) from its anomalies, by brute force over
 /// every choice: which `info` transactions committed, and per key an order
 /// of the committed transactions' appends (each transaction's appends to a
@@ -661,31 +677,42 @@ fn choices(h: &Hist, single: bool) -> Option<bool> {
     if hides_own_appends(h) {
         return None;
     }
+    Some(commit_choices(h).any(|committed| {
+        let writers = committed_writers(h, &committed);
+        let mut orders: Vec<Vec<usize>> = writers.clone();
+        rc_orders(h, &mut orders, 0, &writers, single)
+    }))
+}
+
+/// Every choice of which transactions committed: all `ok` ones, no `fail`
+/// one, each subset of the `info` ones.
+#[allow(dead_code)] // used by the duplicate-value tests
+fn commit_choices(h: &Hist) -> impl Iterator<Item = Vec<bool>> + '_ {
     let n = h.txns.len();
     let info: Vec<usize> = (0..n)
         .filter(|&i| h.txns[i].outcome == Outcome::Info)
         .collect();
-    for mask in 0..1u32 << info.len() {
-        let committed: Vec<bool> = (0..n)
+    (0..1u32 << info.len()).map(move |mask| {
+        (0..n)
             .map(|i| match h.txns[i].outcome {
                 Outcome::Ok => true,
                 Outcome::Fail => false,
                 Outcome::Info => mask >> info.iter().position(|&j| j == i).unwrap() & 1 == 1,
             })
-            .collect();
-        let writers: Vec<Vec<usize>> = (0..h.keys)
-            .map(|k| {
-                (0..n)
-                    .filter(|&i| committed[i] && block(&h.txns[i], k).next().is_some())
-                    .collect()
-            })
-            .collect();
-        let mut orders: Vec<Vec<usize>> = writers.clone();
-        if rc_orders(h, &mut orders, 0, &writers, single) {
-            return Some(true);
-        }
-    }
-    Some(false)
+            .collect()
+    })
+}
+
+/// Per key, the committed transactions that append to it.
+#[allow(dead_code)] // used by the duplicate-value tests
+fn committed_writers(h: &Hist, committed: &[bool]) -> Vec<Vec<usize>> {
+    (0..h.keys)
+        .map(|k| {
+            (0..h.txns.len())
+                .filter(|&i| committed[i] && block(&h.txns[i], k).next().is_some())
+                .collect()
+        })
+        .collect()
 }
 
 /// Read atomic as the lattice has it: read committed, and no internal
@@ -959,24 +986,11 @@ pub fn no_g1c(h: &Hist) -> bool {
 /// `unknown`, as incompatible-order does not rule out read uncommitted.
 #[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
 pub fn orders_disagree(h: &Hist) -> bool {
-    let n = h.txns.len();
-    let info: Vec<usize> = (0..n)
-        .filter(|&i| h.txns[i].outcome == Outcome::Info)
-        .collect();
     (0..h.keys).any(|k| {
-        !(0..1u32 << info.len()).any(|mask| {
-            let committed: Vec<bool> = (0..n)
-                .map(|i| match h.txns[i].outcome {
-                    Outcome::Ok => true,
-                    Outcome::Fail => false,
-                    Outcome::Info => mask >> info.iter().position(|&j| j == i).unwrap() & 1 == 1,
-                })
-                .collect();
+        !commit_choices(h).any(|committed| {
             // Every key but `k` without writers: only `k`'s order matters.
             let mut orders: Vec<Vec<usize>> = vec![Vec::new(); h.keys];
-            orders[k] = (0..n)
-                .filter(|&i| committed[i] && block(&h.txns[i], k).next().is_some())
-                .collect();
+            orders[k] = std::mem::take(&mut committed_writers(h, &committed)[k]);
             permute(&mut orders, k, 0, &mut |orders| {
                 explained(h, orders, &committed, false, Some(k)).is_some()
             })
@@ -1006,31 +1020,10 @@ pub fn reads_more_than_appended(h: &Hist) -> bool {
 
 #[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
 fn uncommitted_choices(h: &Hist, g1c: bool) -> bool {
-    let n = h.txns.len();
-    let info: Vec<usize> = (0..n)
-        .filter(|&i| h.txns[i].outcome == Outcome::Info)
-        .collect();
-    for mask in 0..1u32 << info.len() {
-        let committed: Vec<bool> = (0..n)
-            .map(|i| match h.txns[i].outcome {
-                Outcome::Ok => true,
-                Outcome::Fail => false,
-                Outcome::Info => mask >> info.iter().position(|&j| j == i).unwrap() & 1 == 1,
-            })
-            .collect();
-        let writers: Vec<Vec<usize>> = (0..h.keys)
-            .map(|k| {
-                (0..n)
-                    .filter(|&i| committed[i] && block(&h.txns[i], k).next().is_some())
-                    .collect()
-            })
-            .collect();
-        let mut orders = writers.clone();
-        if uncommitted_orders(h, &mut orders, 0, &committed, g1c) {
-            return true;
-        }
-    }
-    false
+    commit_choices(h).any(|committed| {
+        let mut orders = committed_writers(h, &committed);
+        uncommitted_orders(h, &mut orders, 0, &committed, g1c)
+    })
 }
 
 #[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
