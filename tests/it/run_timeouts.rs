@@ -156,16 +156,22 @@ mod postgres_timeouts {
     /// The holder locks once the run has created all three keys' rows
     /// (CI once saw it lock too early: 2 cancelled writes, the rest ok); on a
     /// loaded machine it has been seen to get there after the last write
-    /// (CI: 1201 ok, 0 fail). Such an attempt tests nothing, so it is run
-    /// again, in a new database, up to three times; the assertions hold for
-    /// an attempt whose lock came with at least 2 s of the run left.
+    /// (CI: 1201 ok, 0 fail), and once, with the lock taken in time, only
+    /// one write waited for it (CI: 1200 ok, 1 fail), as MariaDB's holder
+    /// once did not stand in the writers' way. Such an attempt tests
+    /// nothing, so it is run again, in a new database, up to three times;
+    /// the assertions hold for an attempt whose lock came with at least 2 s
+    /// of the run left.
     #[test]
     fn postgres_rows_locked_by_another_connection() {
         for attempt in 1..=3 {
             let Some(db) = Db::new() else { return };
             let (r, locked_after, locked_at) = run_against_locked_rows(&db);
-            if locked_after > Duration::from_secs(4) && attempt < 3 {
-                eprintln!("attempt {attempt}: rows locked {locked_after:?} into a 6 s run; again");
+            let cancelled = r.fail_causes.get("57014").copied().unwrap_or(0);
+            if (locked_after > Duration::from_secs(4) || cancelled < 4) && attempt < 3 {
+                eprintln!(
+                    "attempt {attempt}: rows locked {locked_after:?} into a 6 s run, {cancelled} writes cancelled; again"
+                );
                 continue;
             }
             assert!(locked_after <= Duration::from_secs(4), "{locked_after:?}");
