@@ -680,7 +680,9 @@ fn choices(h: &Hist, single: bool) -> Option<bool> {
     Some(commit_choices(h).any(|committed| {
         let writers = committed_writers(h, &committed);
         let mut orders: Vec<Vec<usize>> = writers.clone();
-        rc_orders(h, &mut orders, 0, &writers, single)
+        any_orders(&mut orders, 0, &mut |o| {
+            rc_choice_ok(h, o, &writers, single)
+        })
     }))
 }
 
@@ -805,22 +807,18 @@ fn has_internal(h: &Hist) -> bool {
     })
 }
 
-/// Tries every permutation of each key's writers (keys from `k` on), then
-/// checks the choice.
-#[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
-fn rc_orders(
-    h: &Hist,
+/// Tries every permutation of each key's writers (keys from `k` on):
+/// whether `ok` accepts one of the resulting choices.
+#[allow(dead_code)] // used by the duplicate-value tests
+fn any_orders(
     orders: &mut Vec<Vec<usize>>,
     k: usize,
-    writers: &[Vec<usize>],
-    single: bool,
+    ok: &mut dyn FnMut(&[Vec<usize>]) -> bool,
 ) -> bool {
-    if k == h.keys {
-        return rc_choice_ok(h, orders, writers, single);
+    if k == orders.len() {
+        return ok(orders);
     }
-    permute(orders, k, 0, &mut |orders| {
-        rc_orders(h, orders, k + 1, writers, single)
-    })
+    permute(orders, k, 0, &mut |orders| any_orders(orders, k + 1, ok))
 }
 
 #[allow(dead_code)] // used by tests/it/duplicates_lattice.rs only
@@ -1022,23 +1020,9 @@ pub fn reads_more_than_appended(h: &Hist) -> bool {
 fn uncommitted_choices(h: &Hist, g1c: bool) -> bool {
     commit_choices(h).any(|committed| {
         let mut orders = committed_writers(h, &committed);
-        uncommitted_orders(h, &mut orders, 0, &committed, g1c)
-    })
-}
-
-#[allow(dead_code)] // used by tests/it/duplicates_uncommitted.rs only
-fn uncommitted_orders(
-    h: &Hist,
-    orders: &mut Vec<Vec<usize>>,
-    k: usize,
-    committed: &[bool],
-    g1c: bool,
-) -> bool {
-    if k == h.keys {
-        return uncommitted_choice_ok(h, orders, committed, g1c);
-    }
-    permute(orders, k, 0, &mut |orders| {
-        uncommitted_orders(h, orders, k + 1, committed, g1c)
+        any_orders(&mut orders, 0, &mut |o| {
+            uncommitted_choice_ok(h, o, &committed, g1c)
+        })
     })
 }
 
