@@ -231,12 +231,14 @@ fn external_effects(h: &History) -> (Vec<u32>, Vec<Ext>) {
 }
 
 /// Values that do not name one writer. A value written (anywhere in a
-/// transaction) by two transactions that may have committed could have come
-/// from either, and `nil` is ambiguous on a key someone wrote `nil` to.
+/// transaction) by two transactions that may have committed, or by one and
+/// a failed one, could have come from either, and `nil` is ambiguous on a
+/// key someone wrote `nil` to.
 pub(crate) struct Ambiguity {
     /// The first transaction (not failed) that wrote each (key, value).
     writers: FxHashMap<(KeyId, ValId), TxnId>,
-    /// Values written by two or more such transactions.
+    /// Values written by two or more such transactions, or by one of them
+    /// and a failed one.
     values: FxHashSet<(KeyId, ValId)>,
     nil_keys: FxHashSet<KeyId>,
 }
@@ -246,8 +248,17 @@ impl Ambiguity {
         let mut writers: FxHashMap<(KeyId, ValId), TxnId> = FxHashMap::default();
         let mut values = FxHashSet::default();
         let mut nil_keys = FxHashSet::default();
+        let mut failed: Vec<(KeyId, ValId)> = Vec::new();
         for (t, txn) in h.txns.iter().enumerate() {
             if txn.outcome == Outcome::Fail {
+                failed.extend(
+                    h.mops(t as TxnId)
+                        .iter()
+                        .filter_map(|m| match (m.kind, m.value) {
+                            (MopKind::Write, Observed::Scalar(v)) => Some((m.key, v)),
+                            _ => None,
+                        }),
+                );
                 continue;
             }
             for m in h.mops(t as TxnId) {
@@ -263,6 +274,13 @@ impl Ambiguity {
                     }
                     _ => {}
                 }
+            }
+        }
+        // A value a failed transaction wrote too may have been read from
+        // it (G1a) rather than from the one that may have committed.
+        for kv in failed {
+            if writers.contains_key(&kv) {
+                values.insert(kv);
             }
         }
         Ambiguity {
