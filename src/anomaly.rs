@@ -56,6 +56,9 @@ pub enum AnomalyKind {
     RegisterUnserializable,
     /// The register solver's: no version order is snapshot isolated.
     RegisterNotSnapshotIsolated,
+    /// The register solver's, on repeated values: no choice of what the
+    /// reads saw is read committed.
+    RegisterNotReadCommitted,
 }
 
 impl AnomalyKind {
@@ -87,6 +90,7 @@ impl AnomalyKind {
             }
             AnomalyKind::RegisterUnserializable => name::REGISTER_UNSERIALIZABLE,
             AnomalyKind::RegisterNotSnapshotIsolated => name::REGISTER_NOT_SNAPSHOT_ISOLATED,
+            AnomalyKind::RegisterNotReadCommitted => name::REGISTER_NOT_READ_COMMITTED,
         }
     }
 }

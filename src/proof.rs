@@ -334,6 +334,21 @@ pub enum Proof {
         /// Where the value came from.
         source: BadSource,
     },
+    /// Register reads whose values repeat: every choice of which committed
+    /// transaction's last write each read saw closes a `wr` cycle among
+    /// `txns` (keys of their reads: `keys`), `example` one such cycle. With
+    /// `dirty`, reading a failed or overwritten write instead (G1a, G1b)
+    /// would avoid the cycle; without, nothing does (G1c).
+    RegisterReadCycles {
+        /// Failed or overwritten writes could explain the reads instead.
+        dirty: bool,
+        /// The keys of the reads no placement explained.
+        keys: Vec<KeyId>,
+        /// Their readers (the first 24).
+        txns: Vec<TxnId>,
+        /// A cycle one choice closes.
+        example: Vec<RegisterStep>,
+    },
     /// A register cycle no choice of version order avoids.
     RegisterCycle {
         /// The steps, each from the previous step's `to`.

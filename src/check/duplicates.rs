@@ -73,7 +73,7 @@ const GARBAGE: [&str; 2] = ["garbage-read", "duplicate-elements"];
 
 /// `set` restricted to anomalies a list-append choice can have: the
 /// non-cycle ones above and the item cycle classes (no predicates).
-fn observable(set: &BTreeSet<String>) -> BTreeSet<String> {
+pub(super) fn observable(set: &BTreeSet<String>) -> BTreeSet<String> {
     const ITEM_CYCLES: [&str; 5] = [
         "G0",
         "G1c",
@@ -464,7 +464,7 @@ fn judge<'v>(
 }
 
 /// Every model that prohibits all of `d` (so a choice cannot avoid them).
-fn ruled_out_by(d: &BTreeSet<String>) -> BTreeSet<Model> {
+pub(super) fn ruled_out_by(d: &BTreeSet<String>) -> BTreeSet<Model> {
     let mut out = BTreeSet::new();
     for name in model::all_models() {
         let Ok(m) = model::parse_model(name) else {

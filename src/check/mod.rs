@@ -4,6 +4,7 @@
 
 mod duplicates;
 mod exact_append;
+mod registers;
 mod search;
 pub mod timing;
 
@@ -590,7 +591,7 @@ fn check_inner(h: &History, options: &CheckOptions) -> Report {
             if options.inference_only {
                 return report;
             }
-            exact_registers(h, options, report)
+            registers::decide(h, options, report)
         }
     }
 }
@@ -598,7 +599,7 @@ fn check_inner(h: &History, options: &CheckOptions) -> Report {
 /// The levels of the exact solvers among the requested models (Elle's
 /// names; `strong-serializable` is strict serializable), and the notes for
 /// the others.
-fn exact_levels(options: &CheckOptions) -> (Vec<solver::Level>, Vec<String>) {
+pub(super) fn exact_levels(options: &CheckOptions) -> (Vec<solver::Level>, Vec<String>) {
     let requested: Vec<String> = options
         .models
         .clone()
@@ -624,58 +625,13 @@ fn exact_levels(options: &CheckOptions) -> (Vec<solver::Level>, Vec<String>) {
     (levels, others)
 }
 
-/// rw-register: inference has run (`report`); the exact solver decides
-/// every requested level among serializable, strict serializable and
-/// snapshot isolation that inference did not already rule out. Inference
-/// is sound, so a level it rules out stays ruled out (with its Elle-style
-/// cycle); a level it cannot rule out gets the solver's witness or reason.
-fn exact_registers(h: &History, options: &CheckOptions, mut report: Report) -> Report {
-    let (levels, others) = exact_levels(options);
-    if levels.is_empty() {
-        return report;
-    }
-    // Inference is sound, repeated values included (it skips what an
-    // ambiguous value leaves open), so a level it rules out stays ruled out
-    // with its Elle-style finding. With repeated values and no assumption
-    // flags (`--wfr-keys`, ...) the solver still decides every level, for a
-    // witness or its own reason.
-    let assumptions = options.wfr_keys
-        || options.sequential_keys
-        || options.linearizable_keys
-        || options.realtime_versions
-        || options.transaction_order.is_some();
-    let repeated = solver::register::facts::has_repeated_values(h);
-    let ruled_out = |l: &solver::Level| {
-        report.not.iter().chain(&report.also_not).any(|m| {
-            let f = model::friendly_name(m);
-            f == l.name() || (f == "strong-serializable" && *l == solver::Level::StrictSerializable)
-        })
-    };
-    let open: Vec<solver::Level> = levels
-        .iter()
-        .copied()
-        .filter(|l| (repeated && !assumptions) || !ruled_out(l))
-        .collect();
-    let limits = options.solver_limits();
-    let verdicts = solver::register::check_levels(h, &open, &limits);
-    let names: Vec<&str> = open.iter().map(|l| l.name()).collect();
-    if !names.is_empty() {
-        report.notes.push(format!(
-            "decided exactly by the register solver: {} (inference alone: --inference-only)",
-            names.join(", ")
-        ));
-    }
-    let decided_all = others.is_empty() && open.len() == levels.len();
-    merge_exact(h, report, options, &verdicts, decided_all)
-}
-
 /// Folds the exact solvers' `verdicts` into inference's `report`: their
 /// findings (kinds inference did not report), the models they rule out,
 /// their unknowns' reasons, their witnesses, and the verdict. With
 /// `decided_all` (every requested model has a verdict here) the exact
 /// verdict replaces inference's `unknown` (an empty graph, a bound);
 /// otherwise a `true` needs both.
-fn merge_exact(
+pub(super) fn merge_exact(
     h: &History,
     mut report: Report,
     options: &CheckOptions,

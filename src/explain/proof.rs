@@ -329,6 +329,26 @@ pub fn render(h: &History, p: &Proof) -> String {
             "a cycle that no choice of version order avoids".to_string(),
             steps,
         ),
+        Proof::RegisterReadCycles {
+            dirty,
+            keys,
+            txns: ts,
+            example,
+        } => {
+            let ks: Vec<String> = keys.iter().map(|&k| key(h, k)).collect();
+            let head = format!(
+                "every choice of which committed write each read saw closes a cycle of reads \
+                 among {} (reads of {}){}; for instance",
+                txns(h, ts),
+                ks.join(", "),
+                if *dirty {
+                    ", unless a read saw a failed or overwritten write instead (G1a, G1b)"
+                } else {
+                    ""
+                }
+            );
+            register_cycle(h, head, example)
+        }
         Proof::RegisterChoices { level, steps } => register_cycle(
             h,
             format!(

@@ -93,6 +93,9 @@ pub mod anomaly {
     pub const REGISTER_UNSERIALIZABLE: &str = "register-unserializable";
     /// The register solver's: every such choice breaks snapshot isolation.
     pub const REGISTER_NOT_SNAPSHOT_ISOLATED: &str = "register-not-snapshot-isolated";
+    /// The register solver's, on repeated values: every choice of what the
+    /// reads saw has G1a, G1b or G1c.
+    pub const REGISTER_NOT_READ_COMMITTED: &str = "register-not-read-committed";
     /// No dependency edge at all: nothing was ordered, so the verdict
     /// cannot be `true`.
     pub const EMPTY_TRANSACTION_GRAPH: &str = "empty-transaction-graph";

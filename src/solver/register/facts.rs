@@ -40,7 +40,7 @@ pub struct Facts {
 }
 
 /// The version a read returned; a list is looked up as one value.
-fn read_ver(h: &History, o: Observed) -> Option<Ver> {
+pub(crate) fn read_ver(h: &History, o: Observed) -> Option<Ver> {
     match o {
         Observed::Nil => Some(NIL),
         Observed::Scalar(v) => Some(v),

@@ -35,6 +35,7 @@
 //! replayed by [`witness`] against the history before "valid" is said; a
 //! search that reaches the time limit says `unknown`.
 
+pub mod committed;
 pub mod facts;
 pub mod search;
 pub mod witness;

@@ -5,23 +5,11 @@
 //! or its snapshot); strict: real time respected; snapshot isolation: a
 //! snapshot no earlier than the last commit of a key it writes.
 
-use super::facts::NIL;
-use crate::history::{Datum, History, KeyId, MopKind, Observed, Outcome, TxnId};
-use crate::proof::Replay;
+use super::facts::{read_ver, NIL};
+use crate::history::{History, KeyId, MopKind, Observed, Outcome, TxnId};
+use crate::proof::{Level, Replay};
 use crate::solver::witness::{check_membership, check_realtime};
 use rustc_hash::FxHashMap;
-
-fn read_ver(h: &History, o: Observed) -> Option<u32> {
-    match o {
-        Observed::Nil => Some(NIL),
-        Observed::Scalar(v) => Some(v),
-        Observed::List { .. } => {
-            let xs = h.list(o).unwrap_or(&[]);
-            let d = Datum::Vector(xs.iter().map(|&v| h.values.datum(v).clone()).collect());
-            h.values.get(&d)
-        }
-    }
-}
 
 /// `t`'s reads against `base` (the version it sees of a key) and its own
 /// writes; its last writes, on success.
@@ -35,11 +23,7 @@ fn run_txn(
     for m in h.mops(t) {
         match m.kind {
             MopKind::Write => {
-                let v = match m.value {
-                    Observed::Scalar(v) => v,
-                    _ => NIL,
-                };
-                own.insert(m.key, v);
+                own.insert(m.key, write_ver(m.value));
             }
             MopKind::Read if ok => {
                 let want = own.get(&m.key).copied().unwrap_or_else(|| base(m.key));
@@ -98,4 +82,73 @@ pub fn check_si(h: &History, commits: &[TxnId], snapshots: &[u32]) -> Result<(),
         }
     }
     Ok(())
+}
+
+/// Read committed in commit order `order`: each read of an `ok`
+/// transaction returns its own latest write of the key, `nil`, or the last
+/// write of a transaction committed earlier. No G1c also accepts an earlier
+/// transaction's overwritten write, a failed transaction's write and a
+/// value nobody wrote; read uncommitted, any value some transaction wrote.
+pub fn check_read_committed(h: &History, order: &[TxnId], level: Level) -> Result<(), Replay> {
+    let relaxed = level != Level::ReadCommitted;
+    check_membership(h, order)?;
+    let mut failed: rustc_hash::FxHashSet<(KeyId, u32)> = rustc_hash::FxHashSet::default();
+    let mut written: rustc_hash::FxHashSet<(KeyId, u32)> = rustc_hash::FxHashSet::default();
+    for (t, txn) in h.txns.iter().enumerate() {
+        for m in h.mops(t as TxnId) {
+            if m.kind == MopKind::Write {
+                let v = write_ver(m.value);
+                written.insert((m.key, v));
+                if txn.outcome == Outcome::Fail {
+                    failed.insert((m.key, v));
+                }
+            }
+        }
+    }
+    // Versions committed so far: last writes (and, relaxed, overwritten ones).
+    let mut committed: rustc_hash::FxHashSet<(KeyId, u32)> = rustc_hash::FxHashSet::default();
+    let mut own: FxHashMap<KeyId, u32> = FxHashMap::default();
+    for &t in order {
+        own.clear();
+        let ok = h.txns[t as usize].outcome == Outcome::Ok;
+        for m in h.mops(t) {
+            match m.kind {
+                MopKind::Write => {
+                    let v = write_ver(m.value);
+                    if let (true, Some(old)) = (relaxed, own.insert(m.key, v)) {
+                        committed.insert((m.key, old));
+                    }
+                }
+                MopKind::Read if ok => {
+                    let got = read_ver(h, m.value);
+                    let fine = match got {
+                        _ if got.is_some() && got == own.get(&m.key).copied() => true,
+                        None => level == Level::NoG1c,
+                        Some(NIL) => true,
+                        Some(v) if level == Level::ReadUncommitted => written.contains(&(m.key, v)),
+                        Some(v) => {
+                            committed.contains(&(m.key, v))
+                                || (relaxed
+                                    && (failed.contains(&(m.key, v))
+                                        || (level == Level::NoG1c
+                                            && !written.contains(&(m.key, v)))))
+                        }
+                    };
+                    if !fine {
+                        return Err(Replay::ReadsDifferently { txn: t, key: m.key });
+                    }
+                }
+                _ => {}
+            }
+        }
+        committed.extend(own.iter().map(|(&k, &v)| (k, v)));
+    }
+    Ok(())
+}
+
+fn write_ver(o: Observed) -> u32 {
+    match o {
+        Observed::Scalar(v) => v,
+        _ => NIL,
+    }
 }

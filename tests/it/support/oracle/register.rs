@@ -339,6 +339,158 @@ pub fn replay(h: &Hist, model: Model, order: &[usize], snaps: &[usize]) -> Resul
     Ok(())
 }
 
+/// The levels below snapshot isolation that the register solver decides by
+/// placement, from Adya's definitions: some subset of the `info`
+/// transactions commits, and some commit order of the committed ones
+/// (versions of each key in that order, so `ww` follows it) makes every
+/// read's writer precede its reader (so `wr` follows it, and `ww ∪ wr` is
+/// acyclic: no G0, no G1c), where a read of an `ok` transaction that does
+/// not return the transaction's own latest write of the key saw:
+/// - read committed: `nil`, or the last write of another transaction
+///   committed before it (a committed, final version: no G1a, no G1b);
+/// - no G1c: also an overwritten write of such a transaction, any write of
+///   a `fail` transaction (no edge), or a value nobody wrote (a garbage
+///   read: G1a, not G1c); never only the reader's own later write (a
+///   future read counts as G1c);
+/// - read uncommitted (no G0): `nil` or any value some transaction wrote
+///   (the order of versions is free, so only `ww` must be acyclic).
+///
+/// The search tries every set of placed transactions (memoized), not a
+/// greedy order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weak {
+    ReadUncommitted,
+    NoG1c,
+    ReadCommitted,
+}
+
+/// Does read `(k, v)` of `t` (its own latest write of `k`: `own`) have a
+/// source at `w`, with `placed` committed before it?
+fn read_fine(
+    h: &Hist,
+    t: usize,
+    k: usize,
+    v: Option<u32>,
+    own: Option<u32>,
+    placed: u64,
+    w: Weak,
+) -> bool {
+    // `nil` is the initial version, which every level lets a read see.
+    let Some(v) = v else { return true };
+    if own == Some(v) {
+        return true;
+    }
+    // (writer, is its last write of k, writer's outcome)
+    let mut writes: Vec<(usize, bool, Outcome)> = Vec::new();
+    for (u, txn) in h.txns.iter().enumerate() {
+        let ws: Vec<u32> = txn
+            .mops
+            .iter()
+            .filter_map(|m| match m {
+                Mop::Write(k2, x) if *k2 == k => Some(*x),
+                _ => None,
+            })
+            .collect();
+        for (i, &x) in ws.iter().enumerate() {
+            if x == v {
+                writes.push((u, i + 1 == ws.len(), txn.outcome));
+            }
+        }
+    }
+    let before = |u: usize| u != t && placed & (1 << u) != 0;
+    match w {
+        Weak::ReadUncommitted => !writes.is_empty(),
+        Weak::ReadCommitted => writes
+            .iter()
+            .any(|&(u, last, o)| last && o != Outcome::Fail && before(u)),
+        Weak::NoG1c => {
+            writes.is_empty()
+                || writes
+                    .iter()
+                    .any(|&(u, _, o)| o == Outcome::Fail || (o != Outcome::Fail && before(u)))
+        }
+    }
+}
+
+/// Are all of `t`'s reads fine with `placed` committed before it?
+fn weak_reads_fine(h: &Hist, t: usize, placed: u64, w: Weak) -> bool {
+    let txn = &h.txns[t];
+    if txn.outcome != Outcome::Ok {
+        return true;
+    }
+    let mut own: Vec<Option<u32>> = vec![None; h.keys];
+    for m in &txn.mops {
+        match m {
+            Mop::Write(k, v) => own[*k] = Some(*v),
+            Mop::Read(k, v) => {
+                if !read_fine(h, t, *k, *v, own[*k], placed, w) {
+                    return false;
+                }
+            }
+        }
+    }
+    true
+}
+
+/// A commit order witnessing `w`, if there is one.
+pub fn weak_witness(h: &Hist, w: Weak) -> Option<Vec<usize>> {
+    assert!(h.txns.len() <= 16, "oracle is exhaustive: keep it tiny");
+    let n = h.txns.len();
+    let needed = (0..n)
+        .filter(|&i| h.txns[i].outcome == Outcome::Ok)
+        .fold(0u64, |m, i| m | 1 << i);
+    fn go(
+        h: &Hist,
+        w: Weak,
+        needed: u64,
+        placed: u64,
+        order: &mut Vec<usize>,
+        dead: &mut HashSet<u64>,
+    ) -> bool {
+        if placed & needed == needed {
+            return true;
+        }
+        if dead.contains(&placed) {
+            return false;
+        }
+        for t in 0..h.txns.len() {
+            if placed & (1 << t) != 0 || h.txns[t].outcome == Outcome::Fail {
+                continue;
+            }
+            if !weak_reads_fine(h, t, placed, w) {
+                continue;
+            }
+            order.push(t);
+            if go(h, w, needed, placed | 1 << t, order, dead) {
+                return true;
+            }
+            order.pop();
+        }
+        dead.insert(placed);
+        false
+    }
+    let mut order = Vec::new();
+    go(h, w, needed, 0, &mut order, &mut HashSet::new()).then_some(order)
+}
+
+/// Replays a claimed commit order at `w` from the definition above.
+pub fn weak_replay(h: &Hist, w: Weak, order: &[usize]) -> Result<(), String> {
+    let mut placed = 0u64;
+    for &t in order {
+        if t >= h.txns.len() || placed & (1 << t) != 0 || h.txns[t].outcome == Outcome::Fail {
+            return Err(format!("bad entry {t} in {order:?}"));
+        }
+        if !weak_reads_fine(h, t, placed, w) {
+            return Err(format!("txn {t} has a read with no source at {w:?}"));
+        }
+        placed |= 1 << t;
+    }
+    match (0..h.txns.len()).find(|&t| h.txns[t].outcome == Outcome::Ok && placed & (1 << t) == 0) {
+        Some(t) => Err(format!("ok txn {t} missing from {order:?}")),
+        None => Ok(()),
+    }
+}
+
 pub mod gen {
     //! Random small register histories, from plain-data specs (proptest
     //! shrinks them structurally).
@@ -354,6 +506,8 @@ pub mod gen {
         Snapshot { fcw: bool },
         /// Each read sees the latest committed value.
         ReadCommitted,
+        /// Each read sees the latest value written, committed or not.
+        Dirty,
     }
 
     #[derive(Clone, Debug)]
@@ -386,8 +540,31 @@ pub mod gen {
             Just(Semantics::Snapshot { fcw: true }),
             Just(Semantics::Snapshot { fcw: false }),
             Just(Semantics::ReadCommitted),
+            Just(Semantics::Dirty),
         ];
-        (sem, 1u8..=3, 1u8..=4, any::<bool>()).prop_flat_map(
+        spec_of(sem.boxed(), faults, max_txns, 1..=3, 1..=4)
+    }
+
+    /// Half of them from a database that shows uncommitted writes (dirty
+    /// reads, and cycles of them), the rest as [`spec`].
+    pub fn dirty_spec(max_txns: usize) -> impl Strategy<Value = Spec> {
+        let sem = prop_oneof![
+            3 => Just(Semantics::Dirty),
+            1 => Just(Semantics::ReadCommitted),
+            1 => Just(Semantics::Snapshot { fcw: false }),
+            1 => Just(Semantics::Serial { realtime: true }),
+        ];
+        spec_of(sem.boxed(), true, max_txns, 2..=2, 3..=4)
+    }
+
+    fn spec_of(
+        sem: BoxedStrategy<Semantics>,
+        faults: bool,
+        max_txns: usize,
+        keys: std::ops::RangeInclusive<u8>,
+        concurrency: std::ops::RangeInclusive<u8>,
+    ) -> impl Strategy<Value = Spec> {
+        (sem, keys, concurrency, any::<bool>()).prop_flat_map(
             move |(semantics, keys, concurrency, repeat)| {
                 let outcome = if faults {
                     prop_oneof![7 => Just(Outcome::Ok), 1 => Just(Outcome::Fail), 2 => Just(Outcome::Info)].boxed()
@@ -460,6 +637,7 @@ pub mod gen {
         };
         let keys = s.keys as usize;
         let mut committed: Vec<Option<u32>> = vec![None; keys];
+        let mut dirty: Vec<Option<u32>> = vec![None; keys];
         // Commit index of each key's last writer (first committer wins).
         let mut last_commit: Vec<usize> = vec![0; keys];
         let mut commits = 0usize;
@@ -498,11 +676,14 @@ pub mod gen {
                     });
                     let seen = match s.semantics {
                         Semantics::Snapshot { .. } => own.or(snapshot[t][k]),
+                        Semantics::Dirty => own.or(dirty[k]),
                         _ => own.or(committed[k]),
                     };
                     Mop::Read(k, seen)
                 } else {
-                    Mop::Write(k, value(&mut c))
+                    let v = value(&mut c);
+                    dirty[k] = Some(v);
+                    Mop::Write(k, v)
                 };
                 mops[t].push(m);
                 running[i].1 += 1;
