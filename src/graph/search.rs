@@ -28,6 +28,7 @@
 //! Work is bounded by a per-class budget of edge steps and by deadlines;
 //! a cut-off search reports Elle's `cycle-search-timeout` shape.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -146,6 +147,8 @@ impl SearchHooks for NoHooks {}
 /// One strongly connected component, for [`SearchHooks::prepare`].
 pub struct SccView<'a> {
     local: &'a Local,
+    /// The thread's reusable Tarjan state (`cyclic_scc` takes `&self`).
+    tarjan: RefCell<&'a mut Tarjan>,
 }
 
 impl SccView<'_> {
@@ -210,17 +213,18 @@ impl SccView<'_> {
                 best = Some(v);
             }
         };
+        let t = &mut **self.tarjan.borrow_mut();
         match b {
             None => {
                 let view = LocalRaw { l, mask: a };
-                let mut t = Tarjan::new(m);
+                t.reset(m);
                 for v in 0..m as u32 {
                     t.run(&view, v, &mut consider, &mut |_| false);
                 }
             }
             Some(b) => {
                 let view = Extension { l, a, b };
-                let mut t = Tarjan::new(2 * m);
+                t.reset(2 * m);
                 for v in 0..m as u32 {
                     t.run(&view, v, &mut consider, &mut |_| false);
                 }
@@ -378,6 +382,9 @@ struct Scratch {
     /// Automata built so far, by class and anchor (they depend on nothing
     /// else).
     automata: Vec<(CycleClass, Rels, Automaton)>,
+    /// For every Tarjan pass inside a component (cycle-exists subgraphs,
+    /// class sub-components, product components).
+    tarjan: Tarjan,
 }
 
 impl Scratch {
@@ -386,6 +393,7 @@ impl Scratch {
             local_of: vec![NONE; n],
             bfs: Bfs::new(0),
             automata: Vec::new(),
+            tarjan: Tarjan::new(0),
         }
     }
 }
@@ -554,7 +562,10 @@ fn search_scc(
     scratch: &mut Scratch,
 ) -> SccReport {
     let local = build_local(g, members, &plan.order, scratch);
-    let prep = hooks.prepare(&SccView { local: &local });
+    let prep = hooks.prepare(&SccView {
+        local: &local,
+        tarjan: RefCell::new(&mut scratch.tarjan),
+    });
     let mut skip: FxHashSet<CycleClass> = prep.skip.into_iter().collect();
     let deadline = match (limits.deadline, limits.scc_timeout) {
         (Some(d), Some(t)) => Some(d.min(Instant::now() + t)),
@@ -691,7 +702,7 @@ impl Succ for Product<'_> {
 }
 
 /// Linear in the component, so not charged to the budget.
-fn class_graph(l: &Local, allowed: Rels) -> ClassGraph {
+fn class_graph(l: &Local, allowed: Rels, t: &mut Tarjan) -> ClassGraph {
     let m = l.verts.len();
     // All allowed edges first, then split into sub-components.
     let mut off = Vec::with_capacity(m + 1);
@@ -707,7 +718,7 @@ fn class_graph(l: &Local, allowed: Rels) -> ClassGraph {
         off.push(tgt.len());
     }
     let all = ClassGraph { off, tgt, ty };
-    let mut t = Tarjan::new(m);
+    t.reset(m);
     let mut sizes: Vec<u32> = Vec::new();
     for v in 0..m as u32 {
         t.run(
@@ -761,7 +772,7 @@ fn search_class(
     let i = match graphs.iter().position(|(a, _)| *a == allowed) {
         Some(i) => i,
         None => {
-            graphs.push((allowed, class_graph(l, allowed)));
+            graphs.push((allowed, class_graph(l, allowed, &mut scratch.tarjan)));
             graphs.len() - 1
         }
     };
@@ -792,7 +803,12 @@ fn search_class(
         _ => required[0],
     };
     let a_ix = anchor.0.trailing_zeros() as u8;
-    let Scratch { bfs, automata, .. } = scratch;
+    let Scratch {
+        bfs,
+        automata,
+        tarjan,
+        ..
+    } = scratch;
     let ai = match automata
         .iter()
         .position(|(c, a, _)| *c == class && *a == anchor)
@@ -853,7 +869,7 @@ fn search_class(
         if feasible.is_some() || (k > 0 && bound > SHORT_BOUND && !unproven) {
             let proven = match &feasible {
                 Some(f) => f,
-                None => match feasible_heads(cg, auto, &anchors, &heads, budget) {
+                None => match feasible_heads(cg, auto, &anchors, &heads, budget, tarjan) {
                     Some(f) => feasible.insert(f),
                     None => {
                         cut = true;
@@ -966,10 +982,11 @@ fn feasible_heads(
     anchors: &[(u32, u32)],
     heads: &[u32],
     budget: &mut Budget,
+    t: &mut Tarjan,
 ) -> Option<Vec<bool>> {
     let ns = a.states() as u32;
     let p = Product { cg, a };
-    let mut t = Tarjan::new(p.len());
+    t.reset(p.len());
     // Members of each product component, flat, in emission order.
     let mut members: Vec<u32> = Vec::new();
     let mut starts: Vec<u32> = Vec::new();
