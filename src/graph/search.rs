@@ -649,6 +649,75 @@ struct ClassGraph {
     off: Vec<usize>,
     tgt: Vec<u32>,
     ty: Vec<u8>,
+    /// Edges per explained relation (bit index).
+    count: [usize; 5],
+    /// Per anchor relation asked so far. Classes sharing this graph and
+    /// anchor (e.g. the three rw classes of one variant) share them.
+    anchors: Vec<Anchors>,
+}
+
+/// The edges of one relation in a class graph, as a class search anchors
+/// cycles on them.
+struct Anchors {
+    /// Bit index of the relation.
+    rel: u8,
+    /// (head, tail), sorted.
+    edges: Vec<(u32, u32)>,
+    /// Distinct heads, ascending.
+    heads: Vec<u32>,
+}
+
+impl ClassGraph {
+    fn new(off: Vec<usize>, tgt: Vec<u32>, ty: Vec<u8>) -> Self {
+        let mut count = [0usize; 5];
+        for &t in &ty {
+            count[t as usize] += 1;
+        }
+        ClassGraph {
+            off,
+            tgt,
+            ty,
+            count,
+            anchors: Vec::new(),
+        }
+    }
+
+    /// Position in `anchors` of the entry for relation `a_ix`, built on
+    /// first use: a counting sort by head, tails ascending within a head
+    /// as the scan meets them.
+    fn anchors_of(&mut self, a_ix: u8) -> usize {
+        if let Some(k) = self.anchors.iter().position(|e| e.rel == a_ix) {
+            return k;
+        }
+        let m = self.off.len() - 1;
+        let mut start = vec![0u32; m + 1];
+        for i in 0..self.tgt.len() {
+            if self.ty[i] == a_ix {
+                start[self.tgt[i] as usize + 1] += 1;
+            }
+        }
+        for v in 0..m {
+            start[v + 1] += start[v];
+        }
+        let mut anchors = vec![(0u32, 0u32); start[m] as usize];
+        for u in 0..m {
+            for i in self.off[u]..self.off[u + 1] {
+                if self.ty[i] == a_ix {
+                    let v = self.tgt[i] as usize;
+                    anchors[start[v] as usize] = (v as u32, u as u32);
+                    start[v] += 1;
+                }
+            }
+        }
+        let mut heads: Vec<u32> = anchors.iter().map(|&(v, _)| v).collect();
+        heads.dedup();
+        self.anchors.push(Anchors {
+            rel: a_ix,
+            edges: anchors,
+            heads,
+        });
+        self.anchors.len() - 1
+    }
 }
 
 struct ClassSucc<'a> {
@@ -704,9 +773,20 @@ impl Succ for Product<'_> {
 /// Linear in the component, so not charged to the budget.
 fn class_graph(l: &Local, allowed: Rels, t: &mut Tarjan) -> ClassGraph {
     let m = l.verts.len();
+    // The component is strongly connected: a class that keeps every edge
+    // keeps it whole, as one sub-component.
+    if l.ty
+        .iter()
+        .all(|&t| t != 255 && allowed.intersects(Rels(1 << t)))
+    {
+        return ClassGraph::new(l.off.clone(), l.tgt.clone(), l.ty.clone());
+    }
     // All allowed edges first, then split into sub-components.
     let mut off = Vec::with_capacity(m + 1);
-    let (mut tgt, mut ty) = (Vec::new(), Vec::new());
+    let (mut tgt, mut ty) = (
+        Vec::with_capacity(l.tgt.len()),
+        Vec::with_capacity(l.tgt.len()),
+    );
     off.push(0);
     for x in 0..m {
         for i in l.off[x]..l.off[x + 1] {
@@ -717,7 +797,7 @@ fn class_graph(l: &Local, allowed: Rels, t: &mut Tarjan) -> ClassGraph {
         }
         off.push(tgt.len());
     }
-    let all = ClassGraph { off, tgt, ty };
+    let all = ClassGraph::new(off, tgt, ty);
     t.reset(m);
     let mut sizes: Vec<u32> = Vec::new();
     for v in 0..m as u32 {
@@ -737,7 +817,10 @@ fn class_graph(l: &Local, allowed: Rels, t: &mut Tarjan) -> ClassGraph {
         }
     };
     let mut off = Vec::with_capacity(m + 1);
-    let (mut tgt, mut ty) = (Vec::new(), Vec::new());
+    let (mut tgt, mut ty) = (
+        Vec::with_capacity(all.tgt.len()),
+        Vec::with_capacity(all.tgt.len()),
+    );
     off.push(0);
     for x in 0..m {
         let sx = sub(x as u32);
@@ -751,7 +834,7 @@ fn class_graph(l: &Local, allowed: Rels, t: &mut Tarjan) -> ClassGraph {
         }
         off.push(tgt.len());
     }
-    ClassGraph { off, tgt, ty }
+    ClassGraph::new(off, tgt, ty)
 }
 
 /// `graphs`: the class graphs built so far in this component, by allowed
@@ -776,13 +859,9 @@ fn search_class(
             graphs.len() - 1
         }
     };
-    let cg = &graphs[i].1;
     let m = l.verts.len();
     // Every required relation must occur inside some sub-component.
-    let mut count = [0usize; 5];
-    for &t in &cg.ty {
-        count[t as usize] += 1;
-    }
+    let count = graphs[i].1.count;
     let required = class.required();
     if required
         .iter()
@@ -803,6 +882,10 @@ fn search_class(
         _ => required[0],
     };
     let a_ix = anchor.0.trailing_zeros() as u8;
+    // Anchor edges (tail u → head v), grouped by head.
+    let k = graphs[i].1.anchors_of(a_ix);
+    let cg = &graphs[i].1;
+    let (anchors, heads) = (&cg.anchors[k].edges, &cg.anchors[k].heads);
     let Scratch {
         bfs,
         automata,
@@ -824,21 +907,6 @@ fn search_class(
         // Product ids are u32; a component this large is beyond any budget.
         return Outcome::Cut;
     }
-    // Anchor edges (tail u → head v), grouped by head.
-    let mut anchors: Vec<(u32, u32)> = Vec::new();
-    for u in 0..m {
-        for i in cg.off[u]..cg.off[u + 1] {
-            if cg.ty[i] == a_ix {
-                anchors.push((cg.tgt[i], u as u32));
-            }
-        }
-    }
-    anchors.sort_unstable();
-    let heads: Vec<u32> = {
-        let mut h: Vec<u32> = anchors.iter().map(|&(v, _)| v).collect();
-        h.dedup();
-        h
-    };
     // Proving which heads are feasible costs about three passes over the
     // product graph. That pays off only while BFSs are unbounded (no cycle
     // yet) or loosely bounded; a BFS bounded by a short cycle already found
@@ -869,7 +937,7 @@ fn search_class(
         if feasible.is_some() || (k > 0 && bound > SHORT_BOUND && !unproven) {
             let proven = match &feasible {
                 Some(f) => f,
-                None => match feasible_heads(cg, auto, &anchors, &heads, budget, tarjan) {
+                None => match feasible_heads(cg, auto, anchors, heads, budget, tarjan) {
                     Some(f) => feasible.insert(f),
                     None => {
                         cut = true;
@@ -881,7 +949,7 @@ fn search_class(
                 continue;
             }
         }
-        let tails = anchor_tails(&anchors, v);
+        let tails = anchor_tails(anchors, v);
         match bfs.run(cg, auto, v, tails, bound, budget) {
             BfsResult::Simple(path) => best = Some((v, path)),
             BfsResult::NonSimple(len, simple) => {
@@ -908,7 +976,7 @@ fn search_class(
                 break;
             }
             let d = dfs.get_or_insert_with(|| Dfs::new(cg));
-            match d.run(cg, auto, v, anchor_tails(&anchors, v), len, bound, budget) {
+            match d.run(cg, auto, v, anchor_tails(anchors, v), len, bound, budget) {
                 Some(Some(p)) => best = Some((v, p)),
                 Some(None) => {}
                 None => {
