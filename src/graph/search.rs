@@ -147,8 +147,9 @@ impl SearchHooks for NoHooks {}
 /// One strongly connected component, for [`SearchHooks::prepare`].
 pub struct SccView<'a> {
     local: &'a Local,
-    /// The thread's reusable Tarjan state (`cyclic_scc` takes `&self`).
+    /// The thread's reusable pass states (`cyclic_scc` takes `&self`).
     tarjan: RefCell<&'a mut Tarjan>,
+    peel: RefCell<&'a mut Peel>,
 }
 
 impl SccView<'_> {
@@ -184,11 +185,34 @@ impl SccView<'_> {
             all.sort_unstable();
             return Some(all);
         }
-        self.cyclic_scc_by_tarjan(a, b)
+        match b {
+            // Most unions asked about are acyclic: peeling says so in a
+            // fraction of a Tarjan pass, and otherwise trims its roots.
+            None => {
+                let p = &mut **self.peel.borrow_mut();
+                if !p.run(l, a) {
+                    return None;
+                }
+                self.smallest_cyclic(&LocalRaw { l, mask: a }, Some(p))
+            }
+            Some(b) => self.smallest_cyclic(&Extension { l, a, b }, None),
+        }
     }
 
     /// [`SccView::cyclic_scc`] without shortcuts: Tarjan over the subgraph.
+    #[cfg(test)]
     fn cyclic_scc_by_tarjan(&self, a: Rels, b: Option<Rels>) -> Option<Vec<u32>> {
+        let l = self.local;
+        match b {
+            None => self.smallest_cyclic(&LocalRaw { l, mask: a }, None),
+            Some(b) => self.smallest_cyclic(&Extension { l, a, b }, None),
+        }
+    }
+
+    /// The smallest cyclic component of `g` ([`LocalRaw`] or [`Extension`]
+    /// over this component), by Tarjan from every plain vertex, or from
+    /// those `left` leaves when it peeled `g` (the same components).
+    fn smallest_cyclic<G: Succ>(&self, g: &G, left: Option<&Peel>) -> Option<Vec<u32>> {
         let l = self.local;
         let m = l.verts.len();
         let mut best: Option<Vec<u32>> = None;
@@ -214,21 +238,9 @@ impl SccView<'_> {
             }
         };
         let t = &mut **self.tarjan.borrow_mut();
-        match b {
-            None => {
-                let view = LocalRaw { l, mask: a };
-                t.reset(m);
-                for v in 0..m as u32 {
-                    t.run(&view, v, &mut consider, &mut |_| false);
-                }
-            }
-            Some(b) => {
-                let view = Extension { l, a, b };
-                t.reset(2 * m);
-                for v in 0..m as u32 {
-                    t.run(&view, v, &mut consider, &mut |_| false);
-                }
-            }
+        t.reset(g.len());
+        for v in (0..m as u32).filter(|&v| left.is_none_or(|p| p.left(v))) {
+            t.run(g, v, &mut consider, &mut |_| false);
         }
         best
     }
@@ -385,6 +397,8 @@ struct Scratch {
     /// For every Tarjan pass inside a component (cycle-exists subgraphs,
     /// class sub-components, product components).
     tarjan: Tarjan,
+    /// For the cycle-exists unions.
+    peel: Peel,
 }
 
 impl Scratch {
@@ -394,6 +408,7 @@ impl Scratch {
             bfs: Bfs::new(0),
             automata: Vec::new(),
             tarjan: Tarjan::new(0),
+            peel: Peel::default(),
         }
     }
 }
@@ -446,6 +461,59 @@ fn build_local(g: &DepGraph, members: &[u32], order: &ExplainOrder, s: &mut Scra
         raw,
         ty,
         present,
+    }
+}
+
+/// Kahn's peeling of a component's union subgraph, reusable: repeatedly
+/// drops vertices that no remaining edge enters. What is left is every
+/// vertex on a cycle and everything such a vertex reaches, with no edge
+/// back to a dropped vertex; so the subgraph peels away entirely iff it is
+/// acyclic, and Tarjan started only from what is left finds every cyclic
+/// component. Two tight scans of the edges, where an acyclic Tarjan pass
+/// walks the same edges through its cursor and stacks every vertex.
+#[derive(Default)]
+struct Peel {
+    /// After [`Peel::run`]: 0 for a dropped vertex, else the number of
+    /// remaining edges entering it.
+    indeg: Vec<u32>,
+    queue: Vec<u32>,
+}
+
+impl Peel {
+    /// Peels `l` restricted to edges carrying a relation in `mask`; true
+    /// when some vertex is left (a cycle).
+    fn run(&mut self, l: &Local, mask: Rels) -> bool {
+        let m = l.verts.len();
+        self.indeg.clear();
+        self.indeg.resize(m, 0);
+        for (&r, &y) in l.raw.iter().zip(&l.tgt) {
+            if r.intersects(mask) {
+                self.indeg[y as usize] += 1;
+            }
+        }
+        self.queue.clear();
+        self.queue
+            .extend((0..m as u32).filter(|&v| self.indeg[v as usize] == 0));
+        let mut head = 0;
+        while let Some(&x) = self.queue.get(head) {
+            head += 1;
+            let e = l.off[x as usize]..l.off[x as usize + 1];
+            for (&r, &y) in l.raw[e.clone()].iter().zip(&l.tgt[e]) {
+                if r.intersects(mask) {
+                    let d = &mut self.indeg[y as usize];
+                    *d -= 1;
+                    if *d == 0 {
+                        self.queue.push(y);
+                    }
+                }
+            }
+        }
+        self.queue.len() < m
+    }
+
+    /// Whether the last [`Peel::run`] left `v`.
+    fn left(&self, v: u32) -> bool {
+        self.indeg[v as usize] != 0
     }
 }
 
@@ -565,6 +633,7 @@ fn search_scc(
     let prep = hooks.prepare(&SccView {
         local: &local,
         tarjan: RefCell::new(&mut scratch.tarjan),
+        peel: RefCell::new(&mut scratch.peel),
     });
     let mut skip: FxHashSet<CycleClass> = prep.skip.into_iter().collect();
     let deadline = match (limits.deadline, limits.scc_timeout) {
