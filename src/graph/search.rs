@@ -1290,8 +1290,9 @@ enum BfsResult {
 const EXTRA_LEVELS: usize = 2;
 
 struct Bfs {
-    stamp: Vec<u32>,
-    seen: Vec<u64>,
+    /// Per vertex: the run that last reached it, and the states it was
+    /// reached in during that run (one entry, so one lookup per edge).
+    seen: Vec<(u32, u64)>,
     tail: Vec<u32>,
     on_path: Vec<bool>,
     run_id: u32,
@@ -1302,8 +1303,7 @@ struct Bfs {
 impl Bfs {
     fn new(m: usize) -> Self {
         Bfs {
-            stamp: vec![0; m],
-            seen: vec![0; m],
+            seen: vec![(0, 0); m],
             tail: vec![0; m],
             on_path: vec![false; m],
             run_id: 0,
@@ -1314,9 +1314,8 @@ impl Bfs {
     /// Makes room for a component of `m` vertices (stamps of earlier runs
     /// stay below the next run's id, so nothing needs clearing).
     fn fit(&mut self, m: usize) {
-        if self.stamp.len() < m {
-            self.stamp.resize(m, 0);
-            self.seen.resize(m, 0);
+        if self.seen.len() < m {
+            self.seen.resize(m, (0, 0));
             self.tail.resize(m, 0);
             self.on_path.resize(m, false);
         }
@@ -1340,8 +1339,7 @@ impl Bfs {
         }
         self.queue.clear();
         self.queue.push((v, a.init, 255, NONE));
-        self.stamp[v as usize] = id;
-        self.seen[v as usize] = 1 << a.init;
+        self.seen[v as usize] = (id, 1 << a.init);
         let mut nonsimple: Option<usize> = None;
         let (mut level_start, mut depth) = (0usize, 0usize);
         while level_start < self.queue.len() {
@@ -1363,22 +1361,21 @@ impl Bfs {
                 if budget.spend(1 + (ee - es) as u64) {
                     return BfsResult::Cut;
                 }
-                for i in es..ee {
-                    let t = cg.ty[i];
-                    let ns = a.trans[s as usize][t as usize];
+                let row = a.trans[s as usize];
+                for (&t, &y) in cg.ty[es..ee].iter().zip(&cg.tgt[es..ee]) {
+                    let ns = row[t as usize];
                     if ns == DEAD {
                         continue;
                     }
-                    let y = cg.tgt[i];
                     let yu = y as usize;
-                    if self.stamp[yu] != id {
-                        self.stamp[yu] = id;
-                        self.seen[yu] = 0;
+                    let seen = &mut self.seen[yu];
+                    if seen.0 != id {
+                        *seen = (id, 0);
                     }
-                    if self.seen[yu] & (1 << ns) != 0 {
+                    if seen.1 & (1 << ns) != 0 {
                         continue;
                     }
-                    self.seen[yu] |= 1 << ns;
+                    seen.1 |= 1 << ns;
                     self.queue.push((y, ns, t, qi as u32));
                     if self.tail[yu] == id && a.accept[ns as usize] {
                         let path = self.path(self.queue.len() - 1);
