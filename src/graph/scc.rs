@@ -38,16 +38,37 @@ pub(crate) struct Tarjan {
 
 impl Tarjan {
     pub fn new(n: usize) -> Self {
-        Tarjan {
-            index: vec![NONE; n],
-            low: vec![0; n],
-            comp: vec![NONE; n],
+        let mut t = Tarjan {
+            index: Vec::new(),
+            low: Vec::new(),
+            comp: Vec::new(),
             stack: Vec::new(),
             call: Vec::new(),
             counter: 0,
             comps: 0,
             work: 0,
+        };
+        t.reset(n);
+        t
+    }
+
+    /// Forgets every run and sizes the state for a graph of `n` vertices,
+    /// keeping the allocations: thousands of small passes (one per
+    /// component and relation subset) then allocate nothing.
+    pub fn reset(&mut self, n: usize) {
+        self.index.clear();
+        self.index.resize(n, NONE);
+        self.comp.clear();
+        self.comp.resize(n, NONE);
+        // Written on entering a vertex before any read.
+        if self.low.len() < n {
+            self.low.resize(n, 0);
         }
+        self.stack.clear();
+        self.call.clear();
+        self.counter = 0;
+        self.comps = 0;
+        self.work = 0;
     }
 
     /// Whether `v` has been reached by some run.

@@ -28,6 +28,7 @@
 //! Work is bounded by a per-class budget of edge steps and by deadlines;
 //! a cut-off search reports Elle's `cycle-search-timeout` shape.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -146,6 +147,9 @@ impl SearchHooks for NoHooks {}
 /// One strongly connected component, for [`SearchHooks::prepare`].
 pub struct SccView<'a> {
     local: &'a Local,
+    /// The thread's reusable pass states (`cyclic_scc` takes `&self`).
+    tarjan: RefCell<&'a mut Tarjan>,
+    peel: RefCell<&'a mut Peel>,
 }
 
 impl SccView<'_> {
@@ -181,11 +185,34 @@ impl SccView<'_> {
             all.sort_unstable();
             return Some(all);
         }
-        self.cyclic_scc_by_tarjan(a, b)
+        match b {
+            // Most unions asked about are acyclic: peeling says so in a
+            // fraction of a Tarjan pass, and otherwise trims its roots.
+            None => {
+                let p = &mut **self.peel.borrow_mut();
+                if !p.run(l, a) {
+                    return None;
+                }
+                self.smallest_cyclic(&LocalRaw { l, mask: a }, Some(p))
+            }
+            Some(b) => self.smallest_cyclic(&Extension { l, a, b }, None),
+        }
     }
 
     /// [`SccView::cyclic_scc`] without shortcuts: Tarjan over the subgraph.
+    #[cfg(test)]
     fn cyclic_scc_by_tarjan(&self, a: Rels, b: Option<Rels>) -> Option<Vec<u32>> {
+        let l = self.local;
+        match b {
+            None => self.smallest_cyclic(&LocalRaw { l, mask: a }, None),
+            Some(b) => self.smallest_cyclic(&Extension { l, a, b }, None),
+        }
+    }
+
+    /// The smallest cyclic component of `g` ([`LocalRaw`] or [`Extension`]
+    /// over this component), by Tarjan from every plain vertex, or from
+    /// those `left` leaves when it peeled `g` (the same components).
+    fn smallest_cyclic<G: Succ>(&self, g: &G, left: Option<&Peel>) -> Option<Vec<u32>> {
         let l = self.local;
         let m = l.verts.len();
         let mut best: Option<Vec<u32>> = None;
@@ -210,21 +237,10 @@ impl SccView<'_> {
                 best = Some(v);
             }
         };
-        match b {
-            None => {
-                let view = LocalRaw { l, mask: a };
-                let mut t = Tarjan::new(m);
-                for v in 0..m as u32 {
-                    t.run(&view, v, &mut consider, &mut |_| false);
-                }
-            }
-            Some(b) => {
-                let view = Extension { l, a, b };
-                let mut t = Tarjan::new(2 * m);
-                for v in 0..m as u32 {
-                    t.run(&view, v, &mut consider, &mut |_| false);
-                }
-            }
+        let t = &mut **self.tarjan.borrow_mut();
+        t.reset(g.len());
+        for v in (0..m as u32).filter(|&v| left.is_none_or(|p| p.left(v))) {
+            t.run(g, v, &mut consider, &mut |_| false);
         }
         best
     }
@@ -378,6 +394,11 @@ struct Scratch {
     /// Automata built so far, by class and anchor (they depend on nothing
     /// else).
     automata: Vec<(CycleClass, Rels, Automaton)>,
+    /// For every Tarjan pass inside a component (cycle-exists subgraphs,
+    /// class sub-components, product components).
+    tarjan: Tarjan,
+    /// For the cycle-exists unions.
+    peel: Peel,
 }
 
 impl Scratch {
@@ -386,6 +407,8 @@ impl Scratch {
             local_of: vec![NONE; n],
             bfs: Bfs::new(0),
             automata: Vec::new(),
+            tarjan: Tarjan::new(0),
+            peel: Peel::default(),
         }
     }
 }
@@ -438,6 +461,59 @@ fn build_local(g: &DepGraph, members: &[u32], order: &ExplainOrder, s: &mut Scra
         raw,
         ty,
         present,
+    }
+}
+
+/// Kahn's peeling of a component's union subgraph, reusable: repeatedly
+/// drops vertices that no remaining edge enters. What is left is every
+/// vertex on a cycle and everything such a vertex reaches, with no edge
+/// back to a dropped vertex; so the subgraph peels away entirely iff it is
+/// acyclic, and Tarjan started only from what is left finds every cyclic
+/// component. Two tight scans of the edges, where an acyclic Tarjan pass
+/// walks the same edges through its cursor and stacks every vertex.
+#[derive(Default)]
+struct Peel {
+    /// After [`Peel::run`]: 0 for a dropped vertex, else the number of
+    /// remaining edges entering it.
+    indeg: Vec<u32>,
+    queue: Vec<u32>,
+}
+
+impl Peel {
+    /// Peels `l` restricted to edges carrying a relation in `mask`; true
+    /// when some vertex is left (a cycle).
+    fn run(&mut self, l: &Local, mask: Rels) -> bool {
+        let m = l.verts.len();
+        self.indeg.clear();
+        self.indeg.resize(m, 0);
+        for (&r, &y) in l.raw.iter().zip(&l.tgt) {
+            if r.intersects(mask) {
+                self.indeg[y as usize] += 1;
+            }
+        }
+        self.queue.clear();
+        self.queue
+            .extend((0..m as u32).filter(|&v| self.indeg[v as usize] == 0));
+        let mut head = 0;
+        while let Some(&x) = self.queue.get(head) {
+            head += 1;
+            let e = l.off[x as usize]..l.off[x as usize + 1];
+            for (&r, &y) in l.raw[e.clone()].iter().zip(&l.tgt[e]) {
+                if r.intersects(mask) {
+                    let d = &mut self.indeg[y as usize];
+                    *d -= 1;
+                    if *d == 0 {
+                        self.queue.push(y);
+                    }
+                }
+            }
+        }
+        self.queue.len() < m
+    }
+
+    /// Whether the last [`Peel::run`] left `v`.
+    fn left(&self, v: u32) -> bool {
+        self.indeg[v as usize] != 0
     }
 }
 
@@ -554,7 +630,11 @@ fn search_scc(
     scratch: &mut Scratch,
 ) -> SccReport {
     let local = build_local(g, members, &plan.order, scratch);
-    let prep = hooks.prepare(&SccView { local: &local });
+    let prep = hooks.prepare(&SccView {
+        local: &local,
+        tarjan: RefCell::new(&mut scratch.tarjan),
+        peel: RefCell::new(&mut scratch.peel),
+    });
     let mut skip: FxHashSet<CycleClass> = prep.skip.into_iter().collect();
     let deadline = match (limits.deadline, limits.scc_timeout) {
         (Some(d), Some(t)) => Some(d.min(Instant::now() + t)),
@@ -638,6 +718,75 @@ struct ClassGraph {
     off: Vec<usize>,
     tgt: Vec<u32>,
     ty: Vec<u8>,
+    /// Edges per explained relation (bit index).
+    count: [usize; 5],
+    /// Per anchor relation asked so far. Classes sharing this graph and
+    /// anchor (e.g. the three rw classes of one variant) share them.
+    anchors: Vec<Anchors>,
+}
+
+/// The edges of one relation in a class graph, as a class search anchors
+/// cycles on them.
+struct Anchors {
+    /// Bit index of the relation.
+    rel: u8,
+    /// (head, tail), sorted.
+    edges: Vec<(u32, u32)>,
+    /// Distinct heads, ascending.
+    heads: Vec<u32>,
+}
+
+impl ClassGraph {
+    fn new(off: Vec<usize>, tgt: Vec<u32>, ty: Vec<u8>) -> Self {
+        let mut count = [0usize; 5];
+        for &t in &ty {
+            count[t as usize] += 1;
+        }
+        ClassGraph {
+            off,
+            tgt,
+            ty,
+            count,
+            anchors: Vec::new(),
+        }
+    }
+
+    /// Position in `anchors` of the entry for relation `a_ix`, built on
+    /// first use: a counting sort by head, tails ascending within a head
+    /// as the scan meets them.
+    fn anchors_of(&mut self, a_ix: u8) -> usize {
+        if let Some(k) = self.anchors.iter().position(|e| e.rel == a_ix) {
+            return k;
+        }
+        let m = self.off.len() - 1;
+        let mut start = vec![0u32; m + 1];
+        for i in 0..self.tgt.len() {
+            if self.ty[i] == a_ix {
+                start[self.tgt[i] as usize + 1] += 1;
+            }
+        }
+        for v in 0..m {
+            start[v + 1] += start[v];
+        }
+        let mut anchors = vec![(0u32, 0u32); start[m] as usize];
+        for u in 0..m {
+            for i in self.off[u]..self.off[u + 1] {
+                if self.ty[i] == a_ix {
+                    let v = self.tgt[i] as usize;
+                    anchors[start[v] as usize] = (v as u32, u as u32);
+                    start[v] += 1;
+                }
+            }
+        }
+        let mut heads: Vec<u32> = anchors.iter().map(|&(v, _)| v).collect();
+        heads.dedup();
+        self.anchors.push(Anchors {
+            rel: a_ix,
+            edges: anchors,
+            heads,
+        });
+        self.anchors.len() - 1
+    }
 }
 
 struct ClassSucc<'a> {
@@ -691,11 +840,22 @@ impl Succ for Product<'_> {
 }
 
 /// Linear in the component, so not charged to the budget.
-fn class_graph(l: &Local, allowed: Rels) -> ClassGraph {
+fn class_graph(l: &Local, allowed: Rels, t: &mut Tarjan) -> ClassGraph {
     let m = l.verts.len();
+    // The component is strongly connected: a class that keeps every edge
+    // keeps it whole, as one sub-component.
+    if l.ty
+        .iter()
+        .all(|&t| t != 255 && allowed.intersects(Rels(1 << t)))
+    {
+        return ClassGraph::new(l.off.clone(), l.tgt.clone(), l.ty.clone());
+    }
     // All allowed edges first, then split into sub-components.
     let mut off = Vec::with_capacity(m + 1);
-    let (mut tgt, mut ty) = (Vec::new(), Vec::new());
+    let (mut tgt, mut ty) = (
+        Vec::with_capacity(l.tgt.len()),
+        Vec::with_capacity(l.tgt.len()),
+    );
     off.push(0);
     for x in 0..m {
         for i in l.off[x]..l.off[x + 1] {
@@ -706,8 +866,8 @@ fn class_graph(l: &Local, allowed: Rels) -> ClassGraph {
         }
         off.push(tgt.len());
     }
-    let all = ClassGraph { off, tgt, ty };
-    let mut t = Tarjan::new(m);
+    let all = ClassGraph::new(off, tgt, ty);
+    t.reset(m);
     let mut sizes: Vec<u32> = Vec::new();
     for v in 0..m as u32 {
         t.run(
@@ -726,7 +886,10 @@ fn class_graph(l: &Local, allowed: Rels) -> ClassGraph {
         }
     };
     let mut off = Vec::with_capacity(m + 1);
-    let (mut tgt, mut ty) = (Vec::new(), Vec::new());
+    let (mut tgt, mut ty) = (
+        Vec::with_capacity(all.tgt.len()),
+        Vec::with_capacity(all.tgt.len()),
+    );
     off.push(0);
     for x in 0..m {
         let sx = sub(x as u32);
@@ -740,7 +903,7 @@ fn class_graph(l: &Local, allowed: Rels) -> ClassGraph {
         }
         off.push(tgt.len());
     }
-    ClassGraph { off, tgt, ty }
+    ClassGraph::new(off, tgt, ty)
 }
 
 /// `graphs`: the class graphs built so far in this component, by allowed
@@ -761,17 +924,13 @@ fn search_class(
     let i = match graphs.iter().position(|(a, _)| *a == allowed) {
         Some(i) => i,
         None => {
-            graphs.push((allowed, class_graph(l, allowed)));
+            graphs.push((allowed, class_graph(l, allowed, &mut scratch.tarjan)));
             graphs.len() - 1
         }
     };
-    let cg = &graphs[i].1;
     let m = l.verts.len();
     // Every required relation must occur inside some sub-component.
-    let mut count = [0usize; 5];
-    for &t in &cg.ty {
-        count[t as usize] += 1;
-    }
+    let count = graphs[i].1.count;
     let required = class.required();
     if required
         .iter()
@@ -792,7 +951,16 @@ fn search_class(
         _ => required[0],
     };
     let a_ix = anchor.0.trailing_zeros() as u8;
-    let Scratch { bfs, automata, .. } = scratch;
+    // Anchor edges (tail u → head v), grouped by head.
+    let k = graphs[i].1.anchors_of(a_ix);
+    let cg = &graphs[i].1;
+    let (anchors, heads) = (&cg.anchors[k].edges, &cg.anchors[k].heads);
+    let Scratch {
+        bfs,
+        automata,
+        tarjan,
+        ..
+    } = scratch;
     let ai = match automata
         .iter()
         .position(|(c, a, _)| *c == class && *a == anchor)
@@ -808,21 +976,6 @@ fn search_class(
         // Product ids are u32; a component this large is beyond any budget.
         return Outcome::Cut;
     }
-    // Anchor edges (tail u → head v), grouped by head.
-    let mut anchors: Vec<(u32, u32)> = Vec::new();
-    for u in 0..m {
-        for i in cg.off[u]..cg.off[u + 1] {
-            if cg.ty[i] == a_ix {
-                anchors.push((cg.tgt[i], u as u32));
-            }
-        }
-    }
-    anchors.sort_unstable();
-    let heads: Vec<u32> = {
-        let mut h: Vec<u32> = anchors.iter().map(|&(v, _)| v).collect();
-        h.dedup();
-        h
-    };
     // Proving which heads are feasible costs about three passes over the
     // product graph. That pays off only while BFSs are unbounded (no cycle
     // yet) or loosely bounded; a BFS bounded by a short cycle already found
@@ -853,7 +1006,7 @@ fn search_class(
         if feasible.is_some() || (k > 0 && bound > SHORT_BOUND && !unproven) {
             let proven = match &feasible {
                 Some(f) => f,
-                None => match feasible_heads(cg, auto, &anchors, &heads, budget) {
+                None => match feasible_heads(cg, auto, anchors, heads, budget, tarjan) {
                     Some(f) => feasible.insert(f),
                     None => {
                         cut = true;
@@ -865,7 +1018,7 @@ fn search_class(
                 continue;
             }
         }
-        let tails = anchor_tails(&anchors, v);
+        let tails = anchor_tails(anchors, v);
         match bfs.run(cg, auto, v, tails, bound, budget) {
             BfsResult::Simple(path) => best = Some((v, path)),
             BfsResult::NonSimple(len, simple) => {
@@ -892,7 +1045,7 @@ fn search_class(
                 break;
             }
             let d = dfs.get_or_insert_with(|| Dfs::new(cg));
-            match d.run(cg, auto, v, anchor_tails(&anchors, v), len, bound, budget) {
+            match d.run(cg, auto, v, anchor_tails(anchors, v), len, bound, budget) {
                 Some(Some(p)) => best = Some((v, p)),
                 Some(None) => {}
                 None => {
@@ -966,10 +1119,11 @@ fn feasible_heads(
     anchors: &[(u32, u32)],
     heads: &[u32],
     budget: &mut Budget,
+    t: &mut Tarjan,
 ) -> Option<Vec<bool>> {
     let ns = a.states() as u32;
     let p = Product { cg, a };
-    let mut t = Tarjan::new(p.len());
+    t.reset(p.len());
     // Members of each product component, flat, in emission order.
     let mut members: Vec<u32> = Vec::new();
     let mut starts: Vec<u32> = Vec::new();
@@ -1136,8 +1290,9 @@ enum BfsResult {
 const EXTRA_LEVELS: usize = 2;
 
 struct Bfs {
-    stamp: Vec<u32>,
-    seen: Vec<u64>,
+    /// Per vertex: the run that last reached it, and the states it was
+    /// reached in during that run (one entry, so one lookup per edge).
+    seen: Vec<(u32, u64)>,
     tail: Vec<u32>,
     on_path: Vec<bool>,
     run_id: u32,
@@ -1148,8 +1303,7 @@ struct Bfs {
 impl Bfs {
     fn new(m: usize) -> Self {
         Bfs {
-            stamp: vec![0; m],
-            seen: vec![0; m],
+            seen: vec![(0, 0); m],
             tail: vec![0; m],
             on_path: vec![false; m],
             run_id: 0,
@@ -1160,9 +1314,8 @@ impl Bfs {
     /// Makes room for a component of `m` vertices (stamps of earlier runs
     /// stay below the next run's id, so nothing needs clearing).
     fn fit(&mut self, m: usize) {
-        if self.stamp.len() < m {
-            self.stamp.resize(m, 0);
-            self.seen.resize(m, 0);
+        if self.seen.len() < m {
+            self.seen.resize(m, (0, 0));
             self.tail.resize(m, 0);
             self.on_path.resize(m, false);
         }
@@ -1186,8 +1339,7 @@ impl Bfs {
         }
         self.queue.clear();
         self.queue.push((v, a.init, 255, NONE));
-        self.stamp[v as usize] = id;
-        self.seen[v as usize] = 1 << a.init;
+        self.seen[v as usize] = (id, 1 << a.init);
         let mut nonsimple: Option<usize> = None;
         let (mut level_start, mut depth) = (0usize, 0usize);
         while level_start < self.queue.len() {
@@ -1209,22 +1361,21 @@ impl Bfs {
                 if budget.spend(1 + (ee - es) as u64) {
                     return BfsResult::Cut;
                 }
-                for i in es..ee {
-                    let t = cg.ty[i];
-                    let ns = a.trans[s as usize][t as usize];
+                let row = a.trans[s as usize];
+                for (&t, &y) in cg.ty[es..ee].iter().zip(&cg.tgt[es..ee]) {
+                    let ns = row[t as usize];
                     if ns == DEAD {
                         continue;
                     }
-                    let y = cg.tgt[i];
                     let yu = y as usize;
-                    if self.stamp[yu] != id {
-                        self.stamp[yu] = id;
-                        self.seen[yu] = 0;
+                    let seen = &mut self.seen[yu];
+                    if seen.0 != id {
+                        *seen = (id, 0);
                     }
-                    if self.seen[yu] & (1 << ns) != 0 {
+                    if seen.1 & (1 << ns) != 0 {
                         continue;
                     }
-                    self.seen[yu] |= 1 << ns;
+                    seen.1 |= 1 << ns;
                     self.queue.push((y, ns, t, qi as u32));
                     if self.tail[yu] == id && a.accept[ns as usize] {
                         let path = self.path(self.queue.len() - 1);
