@@ -205,6 +205,9 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
     }
     verdicts.extend(solver::register::check_levels(h, &searched, &limits));
     let mut report = note_levels(report, &searched);
+    report.notes.push(
+        "values repeat, so a read does not name its write: every model asked for was decided from the register levels' exact verdicts (read uncommitted, no G1c and read committed by placing transactions; snapshot isolation, serializable and strict serializable by the search), through the lattice".to_string(),
+    );
 
     // Every request is decided here: inference's "valid" proves nothing
     // and its "unknown" (an empty graph) no longer applies; its "invalid"
@@ -241,9 +244,6 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
     report
         .anomaly_types
         .retain(|t| t.as_str() != model::anomaly::EMPTY_TRANSACTION_GRAPH);
-    report.notes.push(
-        "values repeat, so a read does not name its write: every model asked for was decided from the register levels' exact verdicts (read uncommitted, no G1c and read committed by placing transactions; snapshot isolation, serializable and strict serializable by the search), through the lattice".to_string(),
-    );
 
     // Findings the requests prohibit are reported; all rule models out.
     let prohibited: BTreeSet<String> = items
