@@ -35,29 +35,13 @@
 //!
 //! Anything neither proves nor rules out is `unknown`, with the reason.
 
+use super::lattice::{finding, observable, ruled_out_by, Item, Levels};
 use super::{CheckOptions, Finding, Report, Validity, Witness};
-use crate::anomaly::{Anomaly, AnomalyKind, Record};
-use crate::explain;
 use crate::model::{self, Model};
 use crate::proof::Proof;
 use crate::solver::{self, read_committed, DupAnomaly, DupKind, DupVerdict, Level};
 use crate::workload::list_append;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// Anomalies a list-append history can show besides cycles (the cycle
-/// classes come from the lattice's tables). Elle's `cyclic-versions` is
-/// absent: a choice orders versions totally.
-const NON_CYCLE: [&str; 9] = [
-    "G1a",
-    "G1b",
-    "internal",
-    "future-read",
-    "dirty-update",
-    "lost-update",
-    "incompatible-order",
-    "duplicate-elements",
-    "garbage-read",
-];
 
 /// Findings that are facts of the reads alone, the same under every choice.
 const READ_FACTS: [&str; 5] = [
@@ -70,30 +54,6 @@ const READ_FACTS: [&str; 5] = [
 
 /// A read holding a value more often than the history appends it.
 const GARBAGE: [&str; 2] = ["garbage-read", "duplicate-elements"];
-
-/// `set` restricted to anomalies a list-append choice can have: the
-/// non-cycle ones above and the item cycle classes (no predicates).
-pub(super) fn observable(set: &BTreeSet<String>) -> BTreeSet<String> {
-    const ITEM_CYCLES: [&str; 5] = [
-        "G0",
-        "G1c",
-        "G-single-item",
-        "G-nonadjacent-item",
-        "G2-item",
-    ];
-    let cycles = model::cycle_types();
-    set.iter()
-        .filter(|a| {
-            let base = a
-                .strip_suffix("-process")
-                .or_else(|| a.strip_suffix("-realtime"))
-                .unwrap_or(a);
-            NON_CYCLE.contains(&a.as_str())
-                || (cycles.contains(&a.as_str()) && ITEM_CYCLES.contains(&base))
-        })
-        .cloned()
-        .collect()
-}
 
 /// The anomalies a choice can have that level `l` prohibits: its model's,
 /// or for the two levels below read committed, G0 (and what implies it)
@@ -145,55 +105,21 @@ fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
     d
 }
 
-/// Levels from weakest to strongest witness.
-const LEVELS: [Level; 7] = [
-    Level::ReadUncommitted,
-    Level::NoG1c,
-    Level::ReadCommitted,
-    Level::ConsistentView,
-    Level::SnapshotIsolation,
-    Level::Serializable,
-    Level::StrictSerializable,
-];
-
-/// One thing asked for: a model, or the `-a` list.
-struct Item {
-    name: String,
-    model: Option<Model>,
-    prohibited: BTreeSet<String>,
-    /// What a witness must exclude: the prohibited anomalies a choice can
-    /// have, minus those the reads show no choice has.
-    obs: BTreeSet<String>,
-    /// The weakest level whose witness proves it (`None`: nothing the
-    /// history could show is prohibited).
-    level: Option<Level>,
-}
-
-impl Item {
-    fn new(
-        name: String,
-        model: Option<Model>,
-        prohibited: BTreeSet<String>,
-        absent: &BTreeSet<String>,
-    ) -> Item {
-        let obs: BTreeSet<String> = observable(&prohibited)
-            .difference(absent)
-            .cloned()
-            .collect();
-        let level = if obs.is_empty() {
-            None
-        } else {
-            LEVELS.iter().copied().find(|&l| obs.is_subset(&covered(l)))
-        };
-        Item {
-            name,
-            model,
-            prohibited,
-            obs,
-            level,
-        }
-    }
-}
+/// The levels, weakest witness first, with what their witnesses exclude
+/// and their findings force.
+const LEVELS: Levels = Levels {
+    order: &[
+        Level::ReadUncommitted,
+        Level::NoG1c,
+        Level::ReadCommitted,
+        Level::ConsistentView,
+        Level::SnapshotIsolation,
+        Level::Serializable,
+        Level::StrictSerializable,
+    ],
+    covered,
+    forced,
+};
 
 /// Lost updates, as Elle defines them (committed transactions that read the
 /// same list of a key and then appended to it), are a fact of the reads:
@@ -206,10 +132,6 @@ const LOST_UPDATE: &str = "lost-update";
 /// Decides what `options` ask for on a list-append history whose appended
 /// values repeat; the same [`Report`] every path returns.
 pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Report {
-    let requested: Vec<String> = options
-        .models
-        .clone()
-        .unwrap_or_else(|| vec!["strict-serializable".to_string()]);
     let lost = list_append::lost_updates(h);
     // Garbage reads and duplicate elements are facts of the reads too.
     let garbage = solver::uncommitted::read_fact(h);
@@ -220,32 +142,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     if garbage.is_none() {
         absent.extend(GARBAGE.iter().map(|g| g.to_string()));
     }
-    let mut items: Vec<Item> = Vec::new();
-    for m in &requested {
-        let model = model::parse_model(m).expect("validated names parse");
-        if items.iter().any(|i| i.model == Some(model)) {
-            continue;
-        }
-        items.push(Item::new(
-            model.friendly().to_string(),
-            Some(model),
-            model::anomalies_prohibited_by(&[model]),
-            &absent,
-        ));
-    }
-    if !options.anomalies.is_empty() {
-        let names: Vec<&str> = options
-            .anomalies
-            .iter()
-            .map(|a| a.strip_prefix(':').unwrap_or(a))
-            .collect();
-        items.push(Item::new(
-            format!("anomalies {}", names.join(", ")),
-            None,
-            model::all_anomalies_implying(&names),
-            &absent,
-        ));
-    }
+    let items = LEVELS.items(options, &absent);
     let limits = options.solver_limits();
     // A fact of the reads settles what it rules out before any search:
     // read committed's search may take its whole time limit on a history
@@ -433,67 +330,9 @@ fn judge<'v>(
     lost: bool,
     facts: &[DupAnomaly],
 ) -> (Validity, String, Option<&'v DupVerdict>) {
-    if lost && item.prohibited.contains(LOST_UPDATE) || facts.iter().any(|a| rules_out(a, item)) {
-        return (Validity::False, String::new(), None);
-    }
-    for v in verdicts {
-        if let Some(a) = &v.anomaly {
-            if forced(v.level, a).is_subset(&item.prohibited) {
-                return (Validity::False, String::new(), None);
-            }
-        }
-    }
-    let Some(level) = item.level else {
-        return (Validity::True, String::new(), None);
-    };
-    if let Some(v) = verdicts
-        .iter()
-        .find(|v| v.valid == Validity::True && item.obs.is_subset(&covered(v.level)))
-    {
-        return (Validity::True, String::new(), Some(v));
-    }
-    let why = match verdicts.iter().find(|v| v.level == level) {
-        Some(v) if v.valid == Validity::Unknown => explain::proof::reason(h, &v.reason, v.proof()),
-        Some(_) => format!(
-            "not decided: {} does not hold, which does not settle it (a choice may still avoid every anomaly it prohibits)",
-            level.name()
-        ),
-        None => "not decided".to_string(),
-    };
-    (Validity::Unknown, why, None)
-}
-
-/// Every model that prohibits all of `d` (so a choice cannot avoid them).
-pub(super) fn ruled_out_by(d: &BTreeSet<String>) -> BTreeSet<Model> {
-    let mut out = BTreeSet::new();
-    for name in model::all_models() {
-        let Ok(m) = model::parse_model(name) else {
-            continue;
-        };
-        if d.is_subset(&model::anomalies_prohibited_by(&[m])) {
-            out.insert(m);
-        }
-    }
-    out
-}
-
-/// A reason the duplicate-value solver found, as a finding that names its
-/// transactions (for pictures) and renders Elle-shaped detail on demand:
-/// `{"level", "ops", "keys", "explanation"}`, the explanation worded from
-/// its proof.
-pub(super) fn finding(level: Level, a: &DupAnomaly) -> Finding {
-    Finding::of_txns(
-        a.txns.clone(),
-        Anomaly::new(
-            AnomalyKind::Solver,
-            Record::Solver {
-                level: level.name(),
-                txns: a.txns.as_slice().into(),
-                keys: a.keys.as_slice().into(),
-                proof: a.proof.clone(),
-            },
-        ),
-    )
+    let ruled =
+        lost && item.prohibited.contains(LOST_UPDATE) || facts.iter().any(|a| rules_out(a, item));
+    LEVELS.judge(h, item, verdicts, ruled)
 }
 
 #[cfg(test)]
@@ -511,7 +350,7 @@ mod tests {
 
     fn item(name: &str) -> Item {
         let m = model::parse_model(name).expect("a model");
-        Item::new(
+        LEVELS.item(
             name.to_string(),
             Some(m),
             model::anomalies_prohibited_by(&[m]),

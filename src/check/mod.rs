@@ -4,6 +4,7 @@
 
 mod duplicates;
 mod exact_append;
+mod lattice;
 mod registers;
 mod search;
 pub mod timing;
@@ -653,7 +654,7 @@ pub(super) fn merge_exact(
             .anomalies
             .entry(a.kind.name().to_string())
             .or_default()
-            .push(duplicates::finding(v.level, a));
+            .push(lattice::finding(v.level, a));
     }
     report.notes.extend(
         verdicts

@@ -16,23 +16,27 @@
 //! excludes; a finding rules out each request that prohibits everything
 //! it says every choice has.
 
-use super::duplicates::{finding, observable, ruled_out_by};
+use super::lattice::{finding, observable, ruled_out_by, Item, Levels};
 use super::{exact_levels, merge_exact, CheckOptions, Report, Validity, Witness};
-use crate::explain;
 use crate::history::History;
 use crate::model::{self, Model};
 use crate::solver::{self, DupAnomaly, DupKind, DupVerdict, Level};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Register levels, weakest witness first.
-const LEVELS: [Level; 6] = [
-    Level::ReadUncommitted,
-    Level::NoG1c,
-    Level::ReadCommitted,
-    Level::SnapshotIsolation,
-    Level::Serializable,
-    Level::StrictSerializable,
-];
+/// Register levels, weakest witness first, with what their witnesses
+/// exclude and their findings force.
+const LEVELS: Levels = Levels {
+    order: &[
+        Level::ReadUncommitted,
+        Level::NoG1c,
+        Level::ReadCommitted,
+        Level::SnapshotIsolation,
+        Level::Serializable,
+        Level::StrictSerializable,
+    ],
+    covered,
+    forced,
+};
 
 /// Anomalies a register history cannot show (list-append's).
 const LIST_ONLY: [&str; 2] = ["incompatible-order", "duplicate-elements"];
@@ -73,15 +77,6 @@ fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
             d
         }
     }
-}
-
-/// One request: a model, or the `-a` list.
-struct Item {
-    name: String,
-    model: Option<Model>,
-    prohibited: BTreeSet<String>,
-    obs: BTreeSet<String>,
-    level: Option<Level>,
 }
 
 /// Decides what `options` ask of a register history, from inference's
@@ -137,51 +132,7 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
     if !report.anomaly_types.iter().any(|t| t == "internal") {
         absent.insert("internal".into());
     }
-    let item = |name: String, model: Option<Model>, prohibited: BTreeSet<String>| {
-        let obs: BTreeSet<String> = observable(&prohibited)
-            .difference(&absent)
-            .cloned()
-            .collect();
-        let level = if obs.is_empty() {
-            None
-        } else {
-            LEVELS.iter().copied().find(|&l| obs.is_subset(&covered(l)))
-        };
-        Item {
-            name,
-            model,
-            prohibited,
-            obs,
-            level,
-        }
-    };
-    let requested: Vec<String> = options
-        .models
-        .clone()
-        .unwrap_or_else(|| vec!["strict-serializable".to_string()]);
-    let mut items: Vec<Item> = Vec::new();
-    for m in &requested {
-        let model = model::parse_model(m).expect("validated names parse");
-        if !items.iter().any(|i| i.model == Some(model)) {
-            items.push(item(
-                model.friendly().to_string(),
-                Some(model),
-                model::anomalies_prohibited_by(&[model]),
-            ));
-        }
-    }
-    if !options.anomalies.is_empty() {
-        let names: Vec<&str> = options
-            .anomalies
-            .iter()
-            .map(|a| a.strip_prefix(':').unwrap_or(a))
-            .collect();
-        items.push(item(
-            format!("anomalies {}", names.join(", ")),
-            None,
-            model::all_anomalies_implying(&names),
-        ));
-    }
+    let items = LEVELS.items(options, &absent);
     // Read committed's placement always runs (it is linear, and its
     // finding may settle what a search would take long to, or what a
     // stronger level's failure would not), with the levels below it that
@@ -218,7 +169,8 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
     };
     let mut witness: Vec<Witness> = Vec::new();
     for it in &items {
-        let (v, why, proof) = judge(h, it, &verdicts, &inferred);
+        let ruled_by_inference = inferred.iter().any(|k| it.prohibited.contains(k));
+        let (v, why, proof) = LEVELS.judge(h, it, &verdicts, ruled_by_inference);
         match v {
             Validity::False => valid = Validity::False,
             Validity::Unknown => {
@@ -299,42 +251,7 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
 
 /// Whether a finding rules `item` out: one of inference's (it reports only
 /// what every choice has: a value that does not name one writer draws no
-/// edge and no anomaly), or a level's whose forced anomalies it prohibits.
+/// edge and no anomaly), or a level's.
 fn ruled(item: &Item, verdicts: &[DupVerdict], inferred: &[String]) -> bool {
-    inferred.iter().any(|k| item.prohibited.contains(k))
-        || verdicts.iter().any(|v| {
-            v.anomaly
-                .as_ref()
-                .is_some_and(|a| forced(v.level, a).is_subset(&item.prohibited))
-        })
-}
-
-/// An item's verdict, why (when unknown), and the verdict proving it.
-fn judge<'v>(
-    h: &History,
-    item: &Item,
-    verdicts: &'v [DupVerdict],
-    inferred: &[String],
-) -> (Validity, String, Option<&'v DupVerdict>) {
-    if ruled(item, verdicts, inferred) {
-        return (Validity::False, String::new(), None);
-    }
-    let Some(level) = item.level else {
-        return (Validity::True, String::new(), None);
-    };
-    if let Some(v) = verdicts
-        .iter()
-        .find(|v| v.valid == Validity::True && item.obs.is_subset(&covered(v.level)))
-    {
-        return (Validity::True, String::new(), Some(v));
-    }
-    let why = match verdicts.iter().find(|v| v.level == level) {
-        Some(v) if v.valid == Validity::Unknown => explain::proof::reason(h, &v.reason, v.proof()),
-        Some(_) => format!(
-            "not decided: {} does not hold, which does not settle it (a choice may still avoid every anomaly it prohibits)",
-            level.name()
-        ),
-        None => "not decided".to_string(),
-    };
-    (Validity::Unknown, why, None)
+    inferred.iter().any(|k| item.prohibited.contains(k)) || LEVELS.ruled_by(item, verdicts)
 }

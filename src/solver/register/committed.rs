@@ -34,10 +34,10 @@
 //! is a future read, which the lattice counts as G1c.
 
 use super::super::{verdict, witnessed, DupAnomaly, DupKind, DupVerdict, Level};
-use super::facts::{read_ver, Contradiction, Ver, NIL};
+use super::facts::{read_ver, write_ver, Contradiction, Ver, NIL};
 use crate::anomaly::AnomalyKind;
 use crate::graph::{BaseClass, CycleClass, Variant};
-use crate::history::{History, KeyId, MopKind, Observed, Outcome, TxnId};
+use crate::history::{History, KeyId, MopKind, Outcome, TxnId};
 use crate::model::Validity;
 use crate::proof::{BadSource, Proof, Reason, RegisterStep, RegisterWhy};
 use rustc_hash::FxHashMap;
@@ -62,13 +62,6 @@ struct Sources {
     last: ByVer,
     overwritten: ByVer,
     failed: FxHashMap<(KeyId, Ver), TxnId>,
-}
-
-fn write_ver(o: Observed) -> Ver {
-    match o {
-        Observed::Scalar(v) => v,
-        _ => NIL,
-    }
 }
 
 fn sources(h: &History) -> Sources {

@@ -52,7 +52,8 @@ pub(crate) fn read_ver(h: &History, o: Observed) -> Option<Ver> {
     }
 }
 
-fn write_ver(o: Observed) -> Ver {
+/// The version a write wrote (`nil` for anything but a scalar).
+pub(crate) fn write_ver(o: Observed) -> Ver {
     match o {
         Observed::Scalar(v) => v,
         _ => NIL,

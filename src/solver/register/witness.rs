@@ -5,8 +5,8 @@
 //! or its snapshot); strict: real time respected; snapshot isolation: a
 //! snapshot no earlier than the last commit of a key it writes.
 
-use super::facts::{read_ver, NIL};
-use crate::history::{History, KeyId, MopKind, Observed, Outcome, TxnId};
+use super::facts::{read_ver, write_ver, NIL};
+use crate::history::{History, KeyId, MopKind, Outcome, TxnId};
 use crate::proof::{Level, Replay};
 use crate::solver::witness::{check_membership, check_realtime};
 use rustc_hash::FxHashMap;
@@ -144,11 +144,4 @@ pub fn check_read_committed(h: &History, order: &[TxnId], level: Level) -> Resul
         committed.extend(own.iter().map(|(&k, &v)| (k, v)));
     }
     Ok(())
-}
-
-fn write_ver(o: Observed) -> u32 {
-    match o {
-        Observed::Scalar(v) => v,
-        _ => NIL,
-    }
 }
