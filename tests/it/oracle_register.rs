@@ -33,6 +33,21 @@ fn parse(h: &Hist) -> History {
         .unwrap_or_else(|e| panic!("generated EDN parses: {e}\n{edn}"))
 }
 
+/// The front door (inference, then the exact procedures) on a register
+/// history, asked for `models` and `anomalies`.
+fn front_door(h: &History, models: Vec<String>, anomalies: Vec<String>) -> isolde::check::Report {
+    check_history(
+        h,
+        &CheckOptions {
+            workload: Workload::RwRegister,
+            workload_given: true,
+            models: Some(models),
+            anomalies,
+            ..Default::default()
+        },
+    )
+}
+
 const LEVELS: [(Model, Level); 3] = [
     (Model::Serializable, Level::Serializable),
     (Model::StrictSerializable, Level::StrictSerializable),
@@ -85,15 +100,7 @@ fn agrees(s: &Spec, seen_all: &Seen) -> Result<(), TestCaseError> {
             edn
         );
         // The front door (inference, then the solver) agrees too.
-        let r = check_history(
-            &h,
-            &CheckOptions {
-                workload: Workload::RwRegister,
-                workload_given: true,
-                models: Some(vec![level.name().to_string()]),
-                ..Default::default()
-            },
-        );
+        let r = front_door(&h, vec![level.name().to_string()], vec![]);
         prop_assert_eq!(
             r.valid == Validity::True,
             want,
@@ -140,16 +147,23 @@ fn agrees(s: &Spec, seen_all: &Seen) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn run(faults: bool, cases: u32) {
+/// A runner of `PROPTEST_CASES` cases (`default` when unset), and that
+/// number.
+fn runner(default: u32) -> (TestRunner, u32) {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(cases);
-    let mut runner = TestRunner::new(Config {
+        .unwrap_or(default);
+    let runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,
         ..Config::default()
     });
+    (runner, cases)
+}
+
+fn run(faults: bool, cases: u32) {
+    let (mut runner, cases) = runner(cases);
     let seen: Seen = Default::default();
     let r = runner.run(&gen::spec(faults, 7), |s| agrees(&s, &seen));
     if let Err(e) = r {
@@ -279,15 +293,7 @@ fn placement_agrees_with_the_oracle_below_snapshot_isolation() {
         (Weak::NoG1c, Level::NoG1c),
         (Weak::ReadCommitted, Level::ReadCommitted),
     ];
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10_000);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let (mut runner, cases) = runner(10_000);
     // Per level: valid, invalid, invalid with repeated values.
     let seen: [[AtomicUsize; 3]; 3] = Default::default();
     let r = runner.run(&gen::dirty_spec(7), |s| {
@@ -327,16 +333,7 @@ fn placement_agrees_with_the_oracle_below_snapshot_isolation() {
                 Level::NoG1c => (vec![], vec!["G1c".to_string()]),
                 _ => (vec![level.name().to_string()], vec![]),
             };
-            let r = check_history(
-                &h,
-                &CheckOptions {
-                    workload: Workload::RwRegister,
-                    workload_given: true,
-                    models: Some(models),
-                    anomalies,
-                    ..Default::default()
-                },
-            );
+            let r = front_door(&h, models, anomalies);
             prop_assert_eq!(
                 r.valid == Validity::True,
                 want,
