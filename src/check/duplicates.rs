@@ -36,7 +36,7 @@
 //! Anything neither proves nor rules out is `unknown`, with the reason.
 
 use super::lattice::{finding, observable, ruled_out_by, Item, Levels};
-use super::{CheckOptions, Finding, Report, Validity, Witness};
+use super::{CheckOptions, Finding, Report, Validity};
 use crate::model::{self, Model};
 use crate::proof::Proof;
 use crate::solver::{self, read_committed, DupAnomaly, DupKind, DupVerdict, Level};
@@ -202,15 +202,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
             }
             Validity::True => {}
         }
-        if let (Some(m), Some(p)) = (item.model, proof) {
-            if let Some(order) = &p.witness {
-                witness.push(Witness {
-                    model: m.friendly(),
-                    order: order.clone(),
-                    snapshots: p.snapshots.clone(),
-                });
-            }
-        }
+        witness.extend(item.witness(proof));
     }
     // Findings: those the requests prohibit are reported (one per reason);
     // all of them rule models out.

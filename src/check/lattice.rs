@@ -6,7 +6,7 @@
 //! could show proves it; a finding rules it out when the request prohibits
 //! all the finding says every choice has. Anything else is `unknown`.
 
-use super::{CheckOptions, Finding, Validity};
+use super::{CheckOptions, Finding, Validity, Witness};
 use crate::anomaly::{Anomaly, AnomalyKind, Record};
 use crate::explain;
 use crate::history::History;
@@ -74,6 +74,19 @@ pub(super) struct Item {
     /// The weakest level whose witness proves it (`None`: nothing the
     /// history could show is prohibited).
     pub level: Option<Level>,
+}
+
+impl Item {
+    /// The witness `proof` (the verdict that proves this item) gives, named
+    /// after the item's model; `None` for the `-a` list or no witness.
+    pub fn witness(&self, proof: Option<&DupVerdict>) -> Option<Witness> {
+        let (m, p) = (self.model?, proof?);
+        Some(Witness {
+            model: m.friendly(),
+            order: p.witness.clone()?,
+            snapshots: p.snapshots.clone(),
+        })
+    }
 }
 
 impl Levels {

@@ -164,7 +164,7 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
         let Some(l) = i.level.filter(|l| solver::Level::ALL.contains(l)) else {
             continue;
         };
-        if !searched.contains(&l) && !ruled(i, &verdicts, &inferred) {
+        if !searched.contains(&l) && !by_inference(i, &inferred) && !LEVELS.ruled_by(i, &verdicts) {
             searched.push(l);
         }
     }
@@ -183,8 +183,7 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
     };
     let mut witness: Vec<Witness> = Vec::new();
     for it in &items {
-        let ruled_by_inference = inferred.iter().any(|k| it.prohibited.contains(k));
-        let (v, why, proof) = LEVELS.judge(h, it, &verdicts, ruled_by_inference);
+        let (v, why, proof) = LEVELS.judge(h, it, &verdicts, by_inference(it, &inferred));
         match v {
             Validity::False => valid = Validity::False,
             Validity::Unknown => {
@@ -195,15 +194,7 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
             }
             Validity::True => {}
         }
-        if let (Some(m), Some(p)) = (it.model, proof) {
-            if let Some(order) = &p.witness {
-                witness.push(Witness {
-                    model: m.friendly(),
-                    order: order.clone(),
-                    snapshots: p.snapshots.clone(),
-                });
-            }
-        }
+        witness.extend(it.witness(proof));
     }
     report.valid = valid;
     report.notes.retain(|n| !n.starts_with("unknown:"));
@@ -263,9 +254,9 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
     report
 }
 
-/// Whether a finding rules `item` out: one of inference's (it reports only
+/// Whether one of inference's findings rules `item` out (it reports only
 /// what every choice has: a value that does not name one writer draws no
-/// edge and no anomaly), or a level's.
-fn ruled(item: &Item, verdicts: &[DupVerdict], inferred: &[String]) -> bool {
-    inferred.iter().any(|k| item.prohibited.contains(k)) || LEVELS.ruled_by(item, verdicts)
+/// edge and no anomaly).
+fn by_inference(item: &Item, inferred: &[String]) -> bool {
+    inferred.iter().any(|k| item.prohibited.contains(k))
 }

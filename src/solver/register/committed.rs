@@ -162,11 +162,11 @@ fn cands(s: &Sources, r: &Read, level: Level) -> Result<Option<Vec<TxnId>>, Box<
     if !c.is_empty() {
         return Ok(Some(c));
     }
-    let own_later = s.last.contains_key(&kv) || s.overwritten.contains_key(&kv);
+    // No other committed writer: a write is the reader's own, later.
     let (kind, txns, source) = match (s.failed.get(&kv), overwritten.first()) {
         (Some(&f), _) => (AnomalyKind::G1a, vec![f, r.txn], BadSource::Failed(f)),
         (None, Some(&o)) => (AnomalyKind::G1b, vec![o, r.txn], BadSource::Overwritten(o)),
-        _ if own_later => (AnomalyKind::FutureRead, vec![r.txn], BadSource::Later),
+        _ if written => (AnomalyKind::FutureRead, vec![r.txn], BadSource::Later),
         // A garbage read implies G1a only.
         _ if level == Level::NoG1c => return Ok(None),
         _ => (AnomalyKind::GarbageRead, vec![r.txn], BadSource::Nobody),
