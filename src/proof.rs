@@ -322,8 +322,9 @@ pub enum Proof {
         /// `before` was its own write (else an earlier read).
         own: bool,
     },
-    /// `txn` read `value` from `key`, which no transaction that may have
-    /// committed wrote last, for the reason `source` says.
+    /// `txn` read `value` from `key`, which no other transaction that may
+    /// have committed wrote last: every choice has one of the anomalies of
+    /// `sources`, the writes that could explain it instead.
     RegisterBadRead {
         /// The reader.
         txn: TxnId,
@@ -331,8 +332,12 @@ pub enum Proof {
         key: KeyId,
         /// What it read (`None`: `nil`).
         value: Option<ValId>,
-        /// Where the value came from.
-        source: BadSource,
+        /// Every kind of write it may have come from (never empty; the
+        /// first names the finding's kind).
+        sources: Vec<BadSource>,
+        /// The reader writes the key after the read: a failed write it saw
+        /// makes that a dirty update.
+        dirty_update: bool,
     },
     /// Register reads whose values repeat: every choice of which committed
     /// transaction's last write each read saw closes a `wr` cycle among
@@ -561,11 +566,14 @@ pub enum RegisterWhy {
     Span,
 }
 
-/// Where a register value no committed write explains came from.
+/// Where a register value no committed write explains may have come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BadSource {
     /// A transaction that failed wrote it (G1a).
     Failed(TxnId),
+    /// A transaction that failed wrote it and then overwrote it (G1a, and
+    /// G1b as Elle counts intermediate writes of any transaction).
+    FailedOverwritten(TxnId),
     /// A transaction wrote it and then overwrote it (G1b).
     Overwritten(TxnId),
     /// Only the reader itself writes it, later (future read).

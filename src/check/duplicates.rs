@@ -35,7 +35,7 @@
 //!
 //! Anything neither proves nor rules out is `unknown`, with the reason.
 
-use super::lattice::{finding, observable, ruled_out_by, Item, Levels};
+use super::lattice::{finding, observable, ruled_out_by, Forced, Item, Levels};
 use super::{CheckOptions, Finding, Report, Validity};
 use crate::model::{self, Model};
 use crate::proof::Proof;
@@ -87,9 +87,9 @@ fn covered(l: Level) -> BTreeSet<String> {
 /// What a finding of level `l` proves: every choice has one of these. A
 /// finding other than a fact of the reads comes after the reads were found
 /// free of internal anomalies, which therefore never occur.
-fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
+fn forced(l: Level, a: &DupAnomaly) -> Forced {
     if READ_FACTS.contains(&a.kind.name()) {
-        return [a.kind.name().to_string()].into();
+        return Forced::one_of([a.kind.name().to_string()]);
     }
     // A serial level's cycle finding is a cycle of the forced graph
     // (edges every choice has): every choice has that very cycle, so its
@@ -98,11 +98,11 @@ fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
     // Other findings (the search's "every choice closes some cycle") say
     // only that the level fails.
     if let (Level::Serializable | Level::StrictSerializable, DupKind::Cycle(c)) = (l, a.kind) {
-        return [c.name().to_string()].into();
+        return Forced::one_of([c.name().to_string()]);
     }
     let mut d = prohibits(l);
     d.remove("internal");
-    d
+    Forced::one_of(d)
 }
 
 /// The levels, weakest witness first, with what their witnesses exclude
@@ -214,7 +214,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     let mut said: Vec<&Proof> = Vec::new();
     let mut ruled: BTreeSet<Model> = BTreeSet::new();
     if !lost.is_empty() {
-        ruled.extend(ruled_out_by(&[LOST_UPDATE.to_string()].into()));
+        ruled.extend(ruled_out_by(&Forced::one_of([LOST_UPDATE.to_string()])));
         if prohibited.contains(LOST_UPDATE) {
             anomalies.insert(
                 LOST_UPDATE.to_string(),
@@ -237,7 +237,7 @@ pub(super) fn check(h: &crate::history::History, options: &CheckOptions) -> Repo
     for (level, a) in found {
         let d = forced(level, a);
         ruled.extend(ruled_out_by(&d));
-        if !d.is_subset(&prohibited) || said.contains(&&a.proof) {
+        if !d.within(&prohibited) || said.contains(&&a.proof) {
             continue;
         }
         said.push(&a.proof);
@@ -309,7 +309,7 @@ fn run(
 
 /// Whether a fact of the reads rules `item` out (every choice has it).
 fn rules_out(fact: &DupAnomaly, item: &Item) -> bool {
-    forced(Level::ReadCommitted, fact).is_subset(&item.prohibited)
+    forced(Level::ReadCommitted, fact).within(&item.prohibited)
 }
 
 /// An item's verdict, why (when unknown), and the level verdict that

@@ -53,6 +53,27 @@ pub(super) fn observable(set: &BTreeSet<String>) -> BTreeSet<String> {
         .collect()
 }
 
+/// What a finding proves: every choice has all the anomalies of at least
+/// one of these sets. A failing level gives one set per anomaly it
+/// prohibits ("one of these"); a read whose every possible source is bad
+/// gives one set per source (a failed write another wrote over is read as
+/// both G1a and G1b).
+pub(super) struct Forced(pub Vec<BTreeSet<String>>);
+
+impl Forced {
+    /// Every choice has one of `kinds`.
+    pub fn one_of<I: IntoIterator<Item = String>>(kinds: I) -> Self {
+        Forced(kinds.into_iter().map(|k| [k].into()).collect())
+    }
+
+    /// Whether every choice has one of `prohibited`.
+    pub fn within(&self, prohibited: &BTreeSet<String>) -> bool {
+        self.0
+            .iter()
+            .all(|all| all.iter().any(|k| prohibited.contains(k)))
+    }
+}
+
 /// What the judge needs of a workload's levels.
 pub(super) struct Levels {
     /// The levels with an exact procedure, weakest witness first.
@@ -60,7 +81,7 @@ pub(super) struct Levels {
     /// The anomalies a choice can have that a witness of the level excludes.
     pub covered: fn(Level) -> BTreeSet<String>,
     /// What a finding of the level proves every choice has.
-    pub forced: fn(Level, &DupAnomaly) -> BTreeSet<String>,
+    pub forced: fn(Level, &DupAnomaly) -> Forced,
 }
 
 /// One thing asked for: a model, or the `-a` list.
@@ -160,7 +181,7 @@ impl Levels {
         verdicts.iter().any(|v| {
             v.anomaly
                 .as_ref()
-                .is_some_and(|a| (self.forced)(v.level, a).is_subset(&item.prohibited))
+                .is_some_and(|a| (self.forced)(v.level, a).within(&item.prohibited))
         })
     }
 
@@ -197,14 +218,15 @@ impl Levels {
     }
 }
 
-/// Every model that prohibits all of `d` (so a choice cannot avoid them).
-pub(super) fn ruled_out_by(d: &BTreeSet<String>) -> BTreeSet<Model> {
+/// Every model that `d` rules out (every choice has an anomaly it
+/// prohibits).
+pub(super) fn ruled_out_by(d: &Forced) -> BTreeSet<Model> {
     let mut out = BTreeSet::new();
     for name in model::all_models() {
         let Ok(m) = model::parse_model(name) else {
             continue;
         };
-        if d.is_subset(&model::anomalies_prohibited_by(&[m])) {
+        if d.within(&model::anomalies_prohibited_by(&[m])) {
             out.insert(m);
         }
     }

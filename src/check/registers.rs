@@ -16,10 +16,12 @@
 //! excludes; a finding rules out each request that prohibits everything
 //! it says every choice has.
 
-use super::lattice::{finding, observable, ruled_out_by, Item, Levels};
+use super::lattice::{finding, observable, ruled_out_by, Forced, Item, Levels};
 use super::{exact_levels, merge_exact, CheckOptions, Report, Validity, Witness};
 use crate::history::History;
 use crate::model::{self, Model};
+use crate::proof::Proof;
+use crate::solver::register::facts::source_anomalies;
 use crate::solver::{self, DupAnomaly, DupKind, DupVerdict, Level};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -41,8 +43,20 @@ const LEVELS: Levels = Levels {
 /// Anomalies a register history cannot show (list-append's).
 const LIST_ONLY: [&str; 2] = ["incompatible-order", "duplicate-elements"];
 
-/// Findings of the reads alone, each forcing just its own kind.
+/// Findings of the reads alone: a read's possible sources, each an
+/// anomaly.
 const READ_FACTS: [&str; 5] = ["G1a", "G1b", "future-read", "garbage-read", "internal"];
+
+/// What a read's choice of source alone decides: an `-a` list of these
+/// alone is decided read by read.
+const READ_KINDS: [&str; 6] = [
+    "G1a",
+    "G1b",
+    "future-read",
+    "garbage-read",
+    "dirty-update",
+    "internal",
+];
 
 /// The observable anomalies level `l` prohibits: what its witness excludes.
 fn covered(l: Level) -> BTreeSet<String> {
@@ -64,31 +78,36 @@ fn covered(l: Level) -> BTreeSet<String> {
 }
 
 /// What a finding of level `l` proves every choice has.
-fn forced(l: Level, a: &DupAnomaly) -> BTreeSet<String> {
+fn forced(l: Level, a: &DupAnomaly) -> Forced {
     match a.kind {
         // A forced cycle of the search, or "every choice closes a cycle
         // of reads" (each a G1c).
-        DupKind::Cycle(c) => [c.name().to_string()].into(),
-        // A read no committed last write explains names one source, the
-        // first of: a failed write (G1a), another's overwritten write
-        // (G1b), the reader's own later write (future read), nobody
-        // (garbage). The later ones may be there too, and a choice may take
-        // one of them instead: the finding forces only the set.
-        DupKind::Anomaly(k) if READ_FACTS.contains(&k.name()) => {
-            let instead: &[&str] = match k.name() {
-                "G1a" => &["G1b", "future-read"],
-                "G1b" => &["future-read"],
-                _ => &[],
-            };
-            let mut d: BTreeSet<String> = [k.name().to_string()].into();
-            d.extend(instead.iter().map(|s| s.to_string()));
-            d
-        }
+        DupKind::Cycle(c) => Forced::one_of([c.name().to_string()]),
+        // A read no committed last write explains: every choice takes one
+        // of the writes it may have seen instead, with all its anomalies.
+        DupKind::Anomaly(k) if READ_FACTS.contains(&k.name()) => match &a.proof {
+            Proof::RegisterBadRead {
+                sources,
+                dirty_update,
+                ..
+            } => Forced(
+                sources
+                    .iter()
+                    .map(|&s| {
+                        source_anomalies(s, *dirty_update)
+                            .iter()
+                            .map(|k| k.name().to_string())
+                            .collect()
+                    })
+                    .collect(),
+            ),
+            _ => Forced::one_of([k.name().to_string()]),
+        },
         // The level fails: every choice has one of its anomalies.
         _ => {
             let mut d = covered(l);
             d.remove("internal");
-            d
+            Forced::one_of(d)
         }
     }
 }
@@ -159,6 +178,17 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
             verdicts.push(solver::register::committed::check(h, l));
         }
     }
+    // An `-a` list of read anomalies alone is decided read by read.
+    let mut by_reads = vec![false; items.len()];
+    for (i, it) in items.iter().enumerate() {
+        if it.obs.is_empty() || !it.obs.iter().all(|a| READ_KINDS.contains(&a.as_str())) {
+            continue;
+        }
+        match solver::register::committed::forced_read(h, &it.obs) {
+            Some(v) => verdicts.push(v),
+            None => by_reads[i] = true,
+        }
+    }
     let mut searched: Vec<Level> = Vec::new();
     for i in &items {
         let Some(l) = i.level.filter(|l| solver::Level::ALL.contains(l)) else {
@@ -182,8 +212,12 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
         _ => Validity::True,
     };
     let mut witness: Vec<Witness> = Vec::new();
-    for it in &items {
-        let (v, why, proof) = LEVELS.judge(h, it, &verdicts, by_inference(it, &inferred));
+    for (it, by_reads) in items.iter().zip(by_reads) {
+        let ruled = by_inference(it, &inferred);
+        let (v, why, proof) = match by_reads && !ruled {
+            true => (Validity::True, String::new(), None),
+            false => LEVELS.judge(h, it, &verdicts, ruled),
+        };
         match v {
             Validity::False => valid = Validity::False,
             Validity::Unknown => {
@@ -220,7 +254,7 @@ fn lattice(h: &History, options: &CheckOptions, report: Report) -> Report {
         let Some(a) = &v.anomaly else { continue };
         let d = forced(v.level, a);
         ruled.extend(ruled_out_by(&d));
-        if !d.is_subset(&prohibited)
+        if !d.within(&prohibited)
             || said.contains(&&a.proof)
             || inferred.iter().any(|k| k == a.kind.name())
             || report.anomalies.contains_key(a.kind.name())

@@ -307,21 +307,36 @@ pub fn render(h: &History, p: &Proof) -> String {
             txn: t,
             key: k,
             value,
-            source,
+            sources,
+            dirty_update,
         } => {
-            let why = match *source {
-                BadSource::Failed(w) => format!("{} wrote it and failed", txn(h, w)),
-                BadSource::Overwritten(w) => {
-                    format!("{} wrote it and then overwrote it", txn(h, w))
-                }
-                BadSource::Later => "only it writes that value, later".to_string(),
-                BadSource::Nobody => "no transaction wrote it".to_string(),
+            let alone = sources.len() == 1;
+            let dirty = if *dirty_update {
+                format!(" (and the reader then writes {} itself: a dirty update)", key(h, *k))
+            } else {
+                String::new()
             };
+            let why: Vec<String> = sources
+                .iter()
+                .map(|s| match *s {
+                    BadSource::Failed(w) => format!("{} wrote it and failed{dirty}", txn(h, w)),
+                    BadSource::FailedOverwritten(w) => {
+                        format!("{} wrote it, overwrote it and failed{dirty}", txn(h, w))
+                    }
+                    BadSource::Overwritten(w) => {
+                        format!("{} wrote it and then overwrote it", txn(h, w))
+                    }
+                    BadSource::Later if alone => "only it writes that value, later".to_string(),
+                    BadSource::Later => "it writes that value itself, later".to_string(),
+                    BadSource::Nobody => "no transaction wrote it".to_string(),
+                })
+                .collect();
             format!(
-                "{} read {} = {}, but {why}",
+                "{} read {} = {}, but {}",
                 txn(h, *t),
                 key(h, *k),
-                version(h, *value)
+                version(h, *value),
+                why.join(", and ")
             )
         }
         Proof::RegisterCycle { steps } => register_cycle(

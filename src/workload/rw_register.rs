@@ -241,6 +241,9 @@ pub(crate) struct Ambiguity {
     /// and a failed one.
     values: FxHashSet<(KeyId, ValId)>,
     nil_keys: FxHashSet<KeyId>,
+    /// Values failed transactions wrote: the first writer, and whether
+    /// another failed one wrote it too.
+    failed: FxHashMap<(KeyId, ValId), (TxnId, bool)>,
 }
 
 impl Ambiguity {
@@ -248,24 +251,23 @@ impl Ambiguity {
         let mut writers: FxHashMap<(KeyId, ValId), TxnId> = FxHashMap::default();
         let mut values = FxHashSet::default();
         let mut nil_keys = FxHashSet::default();
-        let mut failed: Vec<(KeyId, ValId)> = Vec::new();
+        let mut failed: FxHashMap<(KeyId, ValId), (TxnId, bool)> = FxHashMap::default();
         for (t, txn) in h.txns.iter().enumerate() {
+            let t = t as TxnId;
             if txn.outcome == Outcome::Fail {
-                failed.extend(
-                    h.mops(t as TxnId)
-                        .iter()
-                        .filter_map(|m| match (m.kind, m.value) {
-                            (MopKind::Write, Observed::Scalar(v)) => Some((m.key, v)),
-                            _ => None,
-                        }),
-                );
+                for m in h.mops(t) {
+                    if let (MopKind::Write, Observed::Scalar(v)) = (m.kind, m.value) {
+                        let (w, shared) = failed.entry((m.key, v)).or_insert((t, false));
+                        *shared |= *w != t;
+                    }
+                }
                 continue;
             }
-            for m in h.mops(t as TxnId) {
+            for m in h.mops(t) {
                 match (m.kind, m.value) {
                     (MopKind::Write, Observed::Scalar(v)) => {
-                        let w = *writers.entry((m.key, v)).or_insert(t as TxnId);
-                        if w != t as TxnId {
+                        let w = *writers.entry((m.key, v)).or_insert(t);
+                        if w != t {
                             values.insert((m.key, v));
                         }
                     }
@@ -278,21 +280,29 @@ impl Ambiguity {
         }
         // A value a failed transaction wrote too may have been read from
         // it (G1a) rather than from the one that may have committed.
-        for kv in failed {
-            if writers.contains_key(&kv) {
-                values.insert(kv);
+        for kv in failed.keys() {
+            if writers.contains_key(kv) {
+                values.insert(*kv);
             }
         }
         Ambiguity {
             writers,
             values,
             nil_keys,
+            failed,
         }
     }
 
     /// Did a transaction that may have committed write `v` to `k`?
     pub fn written(&self, k: KeyId, v: ValId) -> bool {
         self.writers.contains_key(&(k, v))
+    }
+
+    /// Did a failed transaction other than `w` write `v` to `k`?
+    pub fn failed_other(&self, k: KeyId, v: ValId, w: TxnId) -> bool {
+        self.failed
+            .get(&(k, v))
+            .is_some_and(|&(first, shared)| shared || first != w)
     }
 
     /// Is version `v` of key `k` ambiguous?

@@ -9,10 +9,11 @@
 //! of its topological orders make `ww` follow that order too; so the
 //! question is whether there is an order of the committed transactions in
 //! which every read's writer comes before the reader. Every read counts, as
-//! in Adya's definitions, except one that returns the reader's own latest
-//! write of the key: a transaction that reads a key twice and gets two
-//! values (an internal anomaly, which these levels allow) read two
-//! versions, each from some writer. (Elle's inference draws edges from a
+//! in Adya's definitions, except one that returns a write the reader made
+//! before it (its own version; an internal anomaly, which these levels
+//! allow, if it overwrote it since): a transaction that reads a key twice
+//! and gets two values (internal too) read two versions, each from some
+//! writer. (Elle's inference draws edges from a
 //! transaction's first read of a key only; with unique values the two
 //! agree wherever no internal anomaly is reported.)
 //!
@@ -34,21 +35,27 @@
 //! is a future read, which the lattice counts as G1c.
 
 use super::super::{verdict, witnessed, DupAnomaly, DupKind, DupVerdict, Level};
-use super::facts::{read_ver, write_ver, Contradiction, Ver, NIL};
+use super::facts::{
+    bad_read, failed_source, read_ver, source_anomalies, write_ver, Contradiction, Ver, NIL,
+};
 use crate::anomaly::AnomalyKind;
 use crate::graph::{BaseClass, CycleClass, Variant};
 use crate::history::{History, KeyId, MopKind, Outcome, TxnId};
 use crate::model::Validity;
 use crate::proof::{BadSource, Proof, Reason, RegisterStep, RegisterWhy};
 use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
 
-/// A read that does not return the reader's own latest write of the key
-/// (each distinct one once); `ver: None` is a value no write has (a list
+/// A read that does not return a write the reader made before it (each
+/// distinct one once); `ver: None` is a value no write has (a list
 /// nobody wrote).
 struct Read {
     txn: TxnId,
     key: KeyId,
     ver: Option<Ver>,
+    /// The reader writes the key after this read (so a failed write it saw
+    /// makes a dirty update too).
+    then_writes: bool,
 }
 
 type ByVer = FxHashMap<(KeyId, Ver), Vec<TxnId>>;
@@ -61,33 +68,43 @@ struct Sources {
     reads: Vec<Read>,
     last: ByVer,
     overwritten: ByVer,
-    failed: FxHashMap<(KeyId, Ver), TxnId>,
+    failed: ByVer,
 }
 
 fn sources(h: &History) -> Sources {
     let mut s = Sources::default();
-    // This transaction's latest write per key, and the reads recorded.
+    // This transaction's latest write per key, every (key, version) it
+    // wrote so far, and the reads recorded.
     let mut own: FxHashMap<KeyId, Ver> = FxHashMap::default();
+    let mut wrote: rustc_hash::FxHashSet<(KeyId, Ver)> = Default::default();
     let mut recorded: Vec<(KeyId, Option<Ver>)> = Vec::new();
     for (t, txn) in h.txns.iter().enumerate() {
         let t = t as TxnId;
         own.clear();
+        wrote.clear();
         recorded.clear();
+        let first_read = s.reads.len();
         let failed = txn.outcome == Outcome::Fail;
         for m in h.mops(t) {
             match m.kind {
                 MopKind::Write => {
                     let v = write_ver(m.value);
                     if failed {
-                        s.failed.insert((m.key, v), t);
+                        s.failed.entry((m.key, v)).or_default().push(t);
                     } else if let Some(&old) = own.get(&m.key) {
                         s.overwritten.entry((m.key, old)).or_default().push(t);
                     }
                     own.insert(m.key, v);
+                    wrote.insert((m.key, v));
+                    for r in s.reads[first_read..].iter_mut().filter(|r| r.key == m.key) {
+                        r.then_writes = true;
+                    }
                 }
                 MopKind::Read if txn.outcome == Outcome::Ok => {
                     let ver = read_ver(h, m.value);
-                    if (ver.is_some() && own.get(&m.key).copied() == ver)
+                    // A read of its own earlier write has that source (an
+                    // internal anomaly when overwritten since; no edge).
+                    if ver.is_some_and(|v| wrote.contains(&(m.key, v)))
                         || recorded.contains(&(m.key, ver))
                     {
                         continue;
@@ -97,6 +114,7 @@ fn sources(h: &History) -> Sources {
                         txn: t,
                         key: m.key,
                         ver,
+                        then_writes: false,
                     });
                 }
                 _ => {}
@@ -111,29 +129,35 @@ fn sources(h: &History) -> Sources {
     s
 }
 
+/// A read of a value no write has (a list nobody wrote): a garbage read.
+fn unwritten(r: &Read) -> Box<Contradiction> {
+    Box::new(Contradiction {
+        kind: AnomalyKind::GarbageRead.into(),
+        txns: vec![r.txn],
+        keys: vec![r.key],
+        proof: Proof::UnwrittenValue {
+            txn: r.txn,
+            key: r.key,
+        },
+    })
+}
+
 /// What a read may have seen at `level`: `None` when it needs no writer
 /// placed first (the initial state; below read committed, a failed write;
 /// for no G1c, a garbage value; for read uncommitted, any write at all),
 /// else the transactions one of which must be placed first.
-fn cands(s: &Sources, r: &Read, level: Level) -> Result<Option<Vec<TxnId>>, Box<Contradiction>> {
+fn cands(
+    h: &History,
+    s: &Sources,
+    r: &Read,
+    level: Level,
+) -> Result<Option<Vec<TxnId>>, Box<Contradiction>> {
     let relaxed = level != Level::ReadCommitted;
-    let bad = |kind: AnomalyKind, txns: Vec<TxnId>, proof: Proof| {
-        Err(Box::new(Contradiction {
-            kind: kind.into(),
-            txns,
-            keys: vec![r.key],
-            proof,
-        }))
-    };
     let Some(ver) = r.ver else {
         if level == Level::NoG1c {
             return Ok(None);
         }
-        let proof = Proof::UnwrittenValue {
-            txn: r.txn,
-            key: r.key,
-        };
-        return bad(AnomalyKind::GarbageRead, vec![r.txn], proof);
+        return Err(unwritten(r));
     };
     if ver == NIL {
         return Ok(None);
@@ -152,32 +176,82 @@ fn cands(s: &Sources, r: &Read, level: Level) -> Result<Option<Vec<TxnId>>, Box<
             .unwrap_or_default()
     };
     let mut c = others(&s.last);
-    let overwritten = others(&s.overwritten);
     if relaxed {
         if s.failed.contains_key(&kv) {
             return Ok(None);
         }
-        c.extend(overwritten.iter().copied());
+        c.extend(others(&s.overwritten));
     }
     if !c.is_empty() {
         return Ok(Some(c));
     }
-    // No other committed writer: a write is the reader's own, later.
-    let (kind, txns, source) = match (s.failed.get(&kv), overwritten.first()) {
-        (Some(&f), _) => (AnomalyKind::G1a, vec![f, r.txn], BadSource::Failed(f)),
-        (None, Some(&o)) => (AnomalyKind::G1b, vec![o, r.txn], BadSource::Overwritten(o)),
-        _ if written => (AnomalyKind::FutureRead, vec![r.txn], BadSource::Later),
-        // A garbage read implies G1a only.
-        _ if level == Level::NoG1c => return Ok(None),
-        _ => (AnomalyKind::GarbageRead, vec![r.txn], BadSource::Nobody),
+    let sources = bad_sources(h, s, r, kv);
+    // A garbage read implies G1a only.
+    if level == Level::NoG1c && sources.is_empty() {
+        return Ok(None);
+    }
+    Err(bad_read(r.txn, r.key, Some(ver), sources, r.then_writes))
+}
+
+/// The writes of `kv` other than other transactions' committed last ones:
+/// what `r` may have read when no such write explains it, each an anomaly
+/// (a failed write, another's overwritten write, the reader's own write).
+fn bad_sources(h: &History, s: &Sources, r: &Read, kv: (KeyId, Ver)) -> Vec<BadSource> {
+    let mut sources = Vec::new();
+    let failed = s.failed.get(&kv).map(Vec::as_slice).unwrap_or(&[]);
+    if let Some(f) = failed_source(h, failed, kv) {
+        sources.push(f);
+    }
+    let over = s.overwritten.get(&kv).map(Vec::as_slice).unwrap_or(&[]);
+    if let Some(&o) = over.iter().find(|&&o| o != r.txn) {
+        sources.push(BadSource::Overwritten(o));
+    }
+    let last = s.last.get(&kv).map(Vec::as_slice).unwrap_or(&[]);
+    if over.contains(&r.txn) || last.contains(&r.txn) {
+        sources.push(BadSource::Later);
+    }
+    sources
+}
+
+/// A read every choice explains only by one of `avoid`'s anomalies (what
+/// it saw is a failed write: G1a, and a dirty update when the reader then
+/// writes the key; another's overwritten write: G1b; its own later write: a
+/// future read; nobody's: a garbage read), as read committed's finding;
+/// `None` when every read can avoid them. Exact for an anomaly list of
+/// these alone: with no cycle prohibited, any version order will do, so
+/// each read's source is chosen on its own.
+pub fn forced_read(h: &History, avoid: &BTreeSet<String>) -> Option<DupVerdict> {
+    let s = sources(h);
+    let bad = |b: BadSource, r: &Read| {
+        source_anomalies(b, r.then_writes)
+            .iter()
+            .any(|k| avoid.contains(k.name()))
     };
-    let proof = Proof::RegisterBadRead {
-        txn: r.txn,
-        key: r.key,
-        value: Some(ver),
-        source,
-    };
-    bad(kind, txns, proof)
+    for r in &s.reads {
+        let c = match r.ver {
+            None if bad(BadSource::Nobody, r) => unwritten(r),
+            None | Some(NIL) => continue,
+            Some(ver) => {
+                let kv = (r.key, ver);
+                if s.last
+                    .get(&kv)
+                    .is_some_and(|ws| ws.iter().any(|&w| w != r.txn))
+                {
+                    continue;
+                }
+                let sources = bad_sources(h, &s, r, kv);
+                let nobody = sources.is_empty() && bad(BadSource::Nobody, r);
+                if !nobody && (sources.is_empty() || !sources.iter().all(|&b| bad(b, r))) {
+                    continue;
+                }
+                bad_read(r.txn, r.key, Some(ver), sources, r.then_writes)
+            }
+        };
+        let mut v = verdict(Level::ReadCommitted, Validity::False, Reason::Proof);
+        v.anomaly = Some((*c).into());
+        return Some(v);
+    }
+    None
 }
 
 /// The greedy placement: the committed transactions in the order placed,
@@ -195,7 +269,7 @@ fn place(h: &History, s: &Sources, level: Level) -> Result<Placement, Box<Contra
     let mut waiting: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut cand_of: Vec<Option<Vec<TxnId>>> = Vec::with_capacity(s.reads.len());
     for (i, r) in s.reads.iter().enumerate() {
-        let c = cands(s, r, level)?;
+        let c = cands(h, s, r, level)?;
         if let Some(ws) = &c {
             unmet[r.txn as usize] += 1;
             for &w in ws {
@@ -453,6 +527,44 @@ mod tests {
             at(&garbage, Level::ReadUncommitted),
             (Validity::False, kind("garbage-read"))
         );
+    }
+
+    /// A read no committed last write explains names every write it may
+    /// have seen instead; an `-a` list of read anomalies is forced only
+    /// when each of them is one it prohibits.
+    #[test]
+    fn a_bad_read_names_every_source_it_may_have_had() {
+        let h = history(&[
+            ("fail", "[[:w :x 1]]"),
+            ("ok", "[[:w :x 1] [:w :x 2]]"),
+            ("ok", "[[:r :x 1] [:w :x 3]]"),
+        ]);
+        let v = check(&h, Level::ReadCommitted);
+        let Some(Proof::RegisterBadRead {
+            sources,
+            dirty_update,
+            ..
+        }) = v.proof()
+        else {
+            panic!("a bad read: {:?}", v.proof());
+        };
+        assert_eq!(sources, &[BadSource::Failed(0), BadSource::Overwritten(1)]);
+        assert!(dirty_update);
+        let text = crate::explain::proof::reason(&h, &v.reason, v.proof());
+        assert!(
+            text.contains("wrote it and failed (and the reader then writes")
+                && text.contains("wrote it and then overwrote it"),
+            "{text}"
+        );
+        let forced = |avoid: &[&str]| {
+            let avoid: BTreeSet<String> = avoid.iter().map(|a| a.to_string()).collect();
+            forced_read(&h, &avoid).map(|v| v.valid)
+        };
+        assert_eq!(forced(&["G1a"]), None);
+        assert_eq!(forced(&["G1b"]), None);
+        assert_eq!(forced(&["G1a", "G1b"]), Some(Validity::False));
+        assert_eq!(forced(&["dirty-update", "G1b"]), Some(Validity::False));
+        assert_eq!(forced(&["future-read", "garbage-read"]), None);
     }
 
     /// Read committed allows stale and non-repeatable reads, and reads of

@@ -76,6 +76,85 @@ pub fn has_repeated_values(h: &History) -> bool {
         .any(|m| !seen.insert((m.key, write_ver(m.value))))
 }
 
+/// The anomalies a choice taking a read's value from `s` has, all of them
+/// (`then_writes`: the reader writes the key after the read, so a failed
+/// write read makes a dirty update too); the first is the finding's kind.
+pub(crate) fn source_anomalies(s: BadSource, then_writes: bool) -> Vec<AnomalyKind> {
+    let mut k = match s {
+        BadSource::Failed(_) => vec![AnomalyKind::G1a],
+        BadSource::FailedOverwritten(_) => vec![AnomalyKind::G1a, AnomalyKind::G1b],
+        BadSource::Overwritten(_) => vec![AnomalyKind::G1b],
+        BadSource::Later => vec![AnomalyKind::FutureRead],
+        BadSource::Nobody => vec![AnomalyKind::GarbageRead],
+    };
+    if then_writes && matches!(s, BadSource::Failed(_) | BadSource::FailedOverwritten(_)) {
+        k.push(AnomalyKind::DirtyUpdate);
+    }
+    k
+}
+
+/// The write among `failed` (transactions that failed and wrote `v` to
+/// `k`) a read is best taken to have seen: one that is its writer's last
+/// write of the key (G1a alone) if any, else an overwritten one (G1a and
+/// G1b). `None` when `failed` is empty.
+pub(crate) fn failed_source(
+    h: &History,
+    failed: &[TxnId],
+    (k, v): (KeyId, Ver),
+) -> Option<BadSource> {
+    let last = |w: TxnId| {
+        h.mops(w)
+            .iter()
+            .rev()
+            .find(|m| m.kind == MopKind::Write && m.key == k)
+            .map(|m| write_ver(m.value))
+    };
+    let &first = failed.first()?;
+    Some(match failed.iter().find(|&&w| last(w) == Some(v)) {
+        Some(&w) => BadSource::Failed(w),
+        None => BadSource::FailedOverwritten(first),
+    })
+}
+
+/// `txn`'s read of `value` from `key`, which no other committed last write
+/// explains, as the contradiction every choice has: one of the anomalies
+/// of `sources`, the other writes of it ([`BadSource::Nobody`] when none;
+/// `then_writes`: the reader writes the key after the read). Named for the
+/// first.
+pub(crate) fn bad_read(
+    txn: TxnId,
+    key: KeyId,
+    value: Option<u32>,
+    mut sources: Vec<BadSource>,
+    then_writes: bool,
+) -> Box<Contradiction> {
+    if sources.is_empty() {
+        sources.push(BadSource::Nobody);
+    }
+    let mut txns: Vec<TxnId> = sources
+        .iter()
+        .filter_map(|s| match *s {
+            BadSource::Failed(w) | BadSource::FailedOverwritten(w) | BadSource::Overwritten(w) => {
+                Some(w)
+            }
+            BadSource::Later | BadSource::Nobody => None,
+        })
+        .collect();
+    txns.push(txn);
+    Box::new(Contradiction {
+        kind: source_anomalies(sources[0], false)[0].into(),
+        txns,
+        keys: vec![key],
+        proof: Proof::RegisterBadRead {
+            txn,
+            key,
+            value,
+            sources,
+            dirty_update: then_writes,
+        },
+    })
+}
+
 /// Extracts the facts, or the first contradiction found.
 pub fn extract(h: &History) -> Result<Facts, Box<Contradiction>> {
     let nk = h.keys.len();
@@ -83,8 +162,8 @@ pub fn extract(h: &History) -> Result<Facts, Box<Contradiction>> {
     let mut writes_of: Vec<Vec<(KeyId, Ver)>> = vec![Vec::new(); h.txns.len()];
     // Every write by a transaction that never committed, or that a later
     // write of its own transaction overwrote: for naming bad reads.
-    let mut aborted: FxHashMap<(KeyId, Ver), TxnId> = FxHashMap::default();
-    let mut intermediate: FxHashMap<(KeyId, Ver), TxnId> = FxHashMap::default();
+    let mut aborted: FxHashMap<(KeyId, Ver), Vec<TxnId>> = FxHashMap::default();
+    let mut intermediate: FxHashMap<(KeyId, Ver), Vec<TxnId>> = FxHashMap::default();
     let mut external: Vec<(TxnId, KeyId, Ver)> = Vec::new();
     // Per key, this transaction's current value: (version, written by it).
     let mut cur: FxHashMap<KeyId, (Ver, bool)> = FxHashMap::default();
@@ -97,10 +176,10 @@ pub fn extract(h: &History) -> Result<Facts, Box<Contradiction>> {
                 MopKind::Write => {
                     let v = write_ver(m.value);
                     if let Some(&(old, true)) = cur.get(&m.key) {
-                        intermediate.insert((m.key, old), t);
+                        intermediate.entry((m.key, old)).or_default().push(t);
                     }
                     if txn.outcome == Outcome::Fail {
-                        aborted.insert((m.key, v), t);
+                        aborted.entry((m.key, v)).or_default().push(t);
                     }
                     cur.insert(m.key, (v, true));
                 }
@@ -170,26 +249,26 @@ pub fn extract(h: &History) -> Result<Facts, Box<Contradiction>> {
             cands.insert(0, INIT);
         }
         if cands.is_empty() {
-            let (kind, txns, source) = if let Some(&w) = aborted.get(&(k, v)) {
-                (AnomalyKind::G1a, vec![w, t], BadSource::Failed(w))
-            } else if let Some(&w) = intermediate.get(&(k, v)) {
-                (AnomalyKind::G1b, vec![w, t], BadSource::Overwritten(w))
-            } else if by_ver.contains_key(&(k, v)) {
-                (AnomalyKind::FutureRead, vec![t], BadSource::Later)
-            } else {
-                (AnomalyKind::GarbageRead, vec![t], BadSource::Nobody)
-            };
-            return Err(Box::new(Contradiction {
-                kind: kind.into(),
-                txns,
-                keys: vec![k],
-                proof: Proof::RegisterBadRead {
-                    txn: t,
-                    key: k,
-                    value: value(v),
-                    source,
-                },
-            }));
+            // Every other write it may have seen, each an anomaly.
+            let mut sources: Vec<BadSource> = Vec::new();
+            let over = intermediate.get(&(k, v)).map(Vec::as_slice).unwrap_or(&[]);
+            let aborted = aborted.get(&(k, v)).map(Vec::as_slice).unwrap_or(&[]);
+            if let Some(f) = failed_source(h, aborted, (k, v)) {
+                sources.push(f);
+            }
+            let failed = |w: TxnId| h.txns[w as usize].outcome == Outcome::Fail;
+            if let Some(&w) = over.iter().find(|&&w| w != t && !failed(w)) {
+                sources.push(BadSource::Overwritten(w));
+            }
+            if by_ver.contains_key(&(k, v)) || over.contains(&t) {
+                sources.push(BadSource::Later);
+            }
+            // An external read comes before the reader's writes of the key.
+            let then_writes = h
+                .mops(t)
+                .iter()
+                .any(|m| m.kind == MopKind::Write && m.key == k);
+            return Err(bad_read(t, k, value(v), sources, then_writes));
         }
         reads.push(Read {
             txn: t,

@@ -108,8 +108,11 @@ pub fn check_read_committed(h: &History, order: &[TxnId], level: Level) -> Resul
     // Versions committed so far: last writes (and, relaxed, overwritten ones).
     let mut committed: rustc_hash::FxHashSet<(KeyId, u32)> = rustc_hash::FxHashSet::default();
     let mut own: FxHashMap<KeyId, u32> = FxHashMap::default();
+    // What `t` wrote so far: a read of one of them saw its own version.
+    let mut wrote: rustc_hash::FxHashSet<(KeyId, u32)> = rustc_hash::FxHashSet::default();
     for &t in order {
         own.clear();
+        wrote.clear();
         let ok = h.txns[t as usize].outcome == Outcome::Ok;
         for m in h.mops(t) {
             match m.kind {
@@ -118,11 +121,12 @@ pub fn check_read_committed(h: &History, order: &[TxnId], level: Level) -> Resul
                     if let (true, Some(old)) = (relaxed, own.insert(m.key, v)) {
                         committed.insert((m.key, old));
                     }
+                    wrote.insert((m.key, v));
                 }
                 MopKind::Read if ok => {
                     let got = read_ver(h, m.value);
                     let fine = match got {
-                        _ if got.is_some() && got == own.get(&m.key).copied() => true,
+                        Some(v) if wrote.contains(&(m.key, v)) => true,
                         None => level == Level::NoG1c,
                         Some(NIL) => true,
                         Some(v) if level == Level::ReadUncommitted => written.contains(&(m.key, v)),

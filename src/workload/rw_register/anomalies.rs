@@ -188,10 +188,11 @@ pub(crate) fn g1b(h: &History, amb: &Ambiguity) -> Vec<Anomaly> {
             let Some(&(w, next)) = intermediate.get(&(m.key, v)) else {
                 continue;
             };
-            // Another transaction that may have committed wrote it too: the
-            // read may be of that write.
+            // Another transaction wrote it too (for a failed writer, also
+            // another failed one, whose final write it may be: G1a alone):
+            // the read may be of that write.
             let other = if h.txns[w as usize].outcome == Outcome::Fail {
-                amb.written(m.key, v)
+                amb.written(m.key, v) || amb.failed_other(m.key, v, w)
             } else {
                 amb.is(m.key, v)
             };

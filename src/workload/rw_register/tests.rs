@@ -667,6 +667,26 @@ fn g1b_ignores_a_value_written_again_last() {
     assert_eq!(of_kind(&inf, "G1b").len(), 1);
 }
 
+/// A read of x = 1, which one failed transaction wrote and then overwrote
+/// and another failed one wrote last: the read may be of the second's
+/// final write, so G1a is certain and G1b is not. (Found by the register
+/// oracle's read-by-read check of `-a G1b`.)
+#[test]
+fn g1b_of_a_failed_write_needs_it_to_be_the_only_one() {
+    let h = H::default()
+        .fail(0, "wx1wx2")
+        .fail(1, "wx1")
+        .ok(2, "rx1")
+        .build();
+    let (inf, _) = run(&h, &opts());
+    assert_eq!(kinds(&inf), vec!["G1a"]);
+    let h = H::default().fail(0, "wx1wx2").ok(2, "rx1").build();
+    let (inf, _) = run(&h, &opts());
+    let mut k = kinds(&inf);
+    k.sort_unstable();
+    assert_eq!(k, vec!["G1a", "G1b"]);
+}
+
 #[test]
 fn lost_update_two_writers_read_the_same_version() {
     let h = H::default()

@@ -345,7 +345,7 @@ pub fn replay(h: &Hist, model: Model, order: &[usize], snaps: &[usize]) -> Resul
 /// (versions of each key in that order, so `ww` follows it) makes every
 /// read's writer precede its reader (so `wr` follows it, and `ww ∪ wr` is
 /// acyclic: no G0, no G1c), where a read of an `ok` transaction that does
-/// not return the transaction's own latest write of the key saw:
+/// not return a write the transaction made before it saw:
 /// - read committed: `nil`, or the last write of another transaction
 ///   committed before it (a committed, final version: no G1a, no G1b);
 /// - no G1c: also an overwritten write of such a transaction, any write of
@@ -364,20 +364,21 @@ pub enum Weak {
     ReadCommitted,
 }
 
-/// Does read `(k, v)` of `t` (its own latest write of `k`: `own`) have a
-/// source at `w`, with `placed` committed before it?
+/// Does read `(k, v)` of `t` have a source at `w`, with `placed` committed
+/// before it? (`own`: `t` wrote `v` to `k` before this read.)
 fn read_fine(
     h: &Hist,
     t: usize,
     k: usize,
     v: Option<u32>,
-    own: Option<u32>,
+    own: bool,
     placed: u64,
     w: Weak,
 ) -> bool {
-    // `nil` is the initial version, which every level lets a read see.
+    // `nil` is the initial version, which every level lets a read see; a
+    // transaction's own earlier write is its own version (no edge).
     let Some(v) = v else { return true };
-    if own == Some(v) {
+    if own {
         return true;
     }
     // (writer, is its last write of k, writer's outcome)
@@ -418,12 +419,13 @@ fn weak_reads_fine(h: &Hist, t: usize, placed: u64, w: Weak) -> bool {
     if txn.outcome != Outcome::Ok {
         return true;
     }
-    let mut own: Vec<Option<u32>> = vec![None; h.keys];
+    let mut wrote: Vec<(usize, u32)> = Vec::new();
     for m in &txn.mops {
         match m {
-            Mop::Write(k, v) => own[*k] = Some(*v),
+            Mop::Write(k, v) => wrote.push((*k, *v)),
             Mop::Read(k, v) => {
-                if !read_fine(h, t, *k, *v, own[*k], placed, w) {
+                let own = v.is_some_and(|v| wrote.contains(&(*k, v)));
+                if !read_fine(h, t, *k, *v, own, placed, w) {
                     return false;
                 }
             }
@@ -489,6 +491,78 @@ pub fn weak_replay(h: &Hist, w: Weak, order: &[usize]) -> Result<(), String> {
         Some(t) => Err(format!("ok txn {t} missing from {order:?}")),
         None => Ok(()),
     }
+}
+
+/// Whether some choice of what each read saw avoids every anomaly of
+/// `kinds` (any of `G1a`, `G1b`, `future-read`, `garbage-read`,
+/// `dirty-update`; others are ignored): with no cycle prohibited, any
+/// version order will do, so each read chooses alone. A read of an `ok`
+/// transaction that does not return a write the reader made before it saw
+/// `nil` (fine), or a write of its value: another committed (`ok` or
+/// `info`) transaction's last write of the key (fine), a `fail`
+/// transaction's (G1a, and a dirty update if the reader writes the key
+/// after the read), another's overwritten one (G1b, also when it failed),
+/// the reader's own later one (a future read); or, when nobody wrote the
+/// value, nothing (a garbage read). A write is overwritten when its writer
+/// wrote the key last with another value.
+pub fn read_anomalies_avoidable(h: &Hist, kinds: &[&str]) -> bool {
+    let fine = |class: &[&str]| class.iter().all(|c| !kinds.contains(c));
+    h.txns.iter().enumerate().all(|(t, txn)| {
+        if txn.outcome != Outcome::Ok {
+            return true;
+        }
+        txn.mops.iter().enumerate().all(|(at, m)| {
+            let Mop::Read(k, Some(v)) = *m else {
+                return true;
+            };
+            let earlier = &txn.mops[..at];
+            if earlier
+                .iter()
+                .any(|m| matches!(*m, Mop::Write(k2, x) if k2 == k && x == v))
+            {
+                return true;
+            }
+            let then_writes = txn.mops[at..]
+                .iter()
+                .any(|m| matches!(*m, Mop::Write(k2, _) if k2 == k));
+            let mut classes: Vec<Vec<&str>> = Vec::new();
+            for (u, other) in h.txns.iter().enumerate() {
+                let ws: Vec<u32> = other
+                    .mops
+                    .iter()
+                    .filter_map(|m| match *m {
+                        Mop::Write(k2, x) if k2 == k => Some(x),
+                        _ => None,
+                    })
+                    .collect();
+                if !ws.contains(&v) {
+                    continue;
+                }
+                // Elle counts a failed transaction's overwritten write
+                // as an intermediate one too.
+                let overwritten = ws.last() != Some(&v);
+                let mut class = Vec::new();
+                if u == t {
+                    class.push("future-read");
+                } else {
+                    if other.outcome == Outcome::Fail {
+                        class.push("G1a");
+                        if then_writes {
+                            class.push("dirty-update");
+                        }
+                    }
+                    if overwritten {
+                        class.push("G1b");
+                    }
+                }
+                classes.push(class);
+            }
+            if classes.is_empty() {
+                classes.push(vec!["garbage-read"]);
+            }
+            classes.iter().any(|c| fine(c))
+        })
+    })
 }
 
 pub mod gen {
