@@ -37,6 +37,7 @@ pub mod rc_order;
 pub mod read_committed;
 pub mod register;
 pub mod replay;
+pub mod serial_guess;
 pub mod sessions;
 pub mod snapshot;
 pub mod solve;
@@ -513,7 +514,8 @@ fn by_sessions(
 
 /// A witness found without search, if a replay finds one: for snapshot
 /// isolation first commits in completion order, then (for every level) a
-/// serial execution, since serializable implies snapshot isolation.
+/// serial execution ([`serial_guess`], then [`replay`]), since serializable
+/// implies snapshot isolation.
 fn fast_path(h: &History, level: Level, keys: &[problem::KeyFacts]) -> Option<DupVerdict> {
     if level == Level::SnapshotIsolation {
         if let Some((order, snaps)) = snapshot::replay_si(h, keys) {
@@ -530,8 +532,20 @@ fn fast_path(h: &History, level: Level, keys: &[problem::KeyFacts]) -> Option<Du
             }
         }
     }
-    let order = replay::replay_serial(h, keys, level == Level::StrictSerializable, None)?;
-    let mut v = serial_verdict(h, level, order);
+    // Writers in completion order with read-only transactions moved back
+    // to what they read (linear), then the replays that guess each
+    // transaction's moment.
+    let strict = level == Level::StrictSerializable;
+    let guessed = serial_guess::list_append(h, keys, strict)
+        .map(|order| serial_verdict(h, level, order))
+        .filter(|v| v.valid == Validity::True);
+    let mut v = match guessed {
+        Some(v) => v,
+        None => {
+            let order = replay::replay_serial(h, keys, strict, None)?;
+            serial_verdict(h, level, order)
+        }
+    };
     v.stats.keys = keys.len();
     (v.valid == Validity::True).then_some(v)
 }

@@ -1,22 +1,11 @@
-//! A serial order guessed from the history's timing, before any search.
-//!
-//! Databases that serialize read-write transactions by locks (MySQL's and
-//! the simulator's serializable) commit them in about the order they
-//! answer, and let read-only transactions read a slightly older snapshot.
-//! So: replay the writers (committed transactions that write) in completion
-//! order, checking their reads; then give each read-only transaction the
-//! latest point in that sequence, no later than its own completion, where
-//! every key it read held the value it read (or, when there is none, the
-//! earliest point after). With repeated values a read names no writer, and
-//! the search must choose one for every read; this guess needs no choice:
-//! it compares values only. It is only a guess: when it fails (a writer
-//! read something else, or no point fits a reader), the search decides, and
-//! when it succeeds the caller replays the order against the history before
-//! saying "valid".
+//! The serial guess ([`crate::solver::serial_guess`]) for registers: a
+//! key's state is its value, so a read names no writer and values that
+//! repeat need no choice; writers' reads are checked against the values
+//! their predecessors left.
 
-use super::facts::{Facts, Ver, NIL};
-use crate::history::{History, KeyId, Outcome, TxnId};
-use rustc_hash::FxHashMap;
+use super::facts::{Facts, NIL};
+use crate::history::{History, Outcome, TxnId};
+use crate::solver::serial_guess::{place_readers, writers, Holds};
 
 /// A serial order of the committed transactions (with `info` writers taken
 /// as not committed, then as committed), or `None`. `strict`: a reader is
@@ -26,161 +15,37 @@ pub fn guess(h: &History, facts: &Facts, strict: bool) -> Option<Vec<TxnId>> {
     for (i, r) in facts.reads.iter().enumerate() {
         reads_of[r.txn as usize].push(i as u32);
     }
-    [false, true]
-        .into_iter()
-        .find_map(|info_commits| attempt(h, facts, &reads_of, strict, info_commits))
-}
-
-/// When a transaction took effect, at the latest: its completion (an
-/// `info` one's invocation; it never completed).
-fn when(h: &History, t: TxnId) -> u64 {
-    let txn = &h.txns[t as usize];
-    let inv = txn.invoke_seq.unwrap_or(txn.index.max(0) as u64);
-    match txn.outcome {
-        Outcome::Info => inv,
-        _ => txn.complete_seq.unwrap_or(inv),
-    }
-}
-
-/// Per (key, version), the positions in the writers' sequence at which the
-/// key holds it, as intervals `[start, end]` in order; position `p` is the
-/// state after the first `p` writers.
-struct Holds(FxHashMap<(KeyId, Ver), Vec<(u32, u32)>>);
-
-impl Holds {
-    fn of(timeline: &[Vec<(u32, Ver)>], writers: u32) -> Self {
-        let mut m: FxHashMap<(KeyId, Ver), Vec<(u32, u32)>> = FxHashMap::default();
-        for (k, tl) in timeline.iter().enumerate() {
-            for (j, &(start, v)) in tl.iter().enumerate() {
-                let end = tl.get(j + 1).map_or(writers, |n| n.0 - 1);
-                m.entry((k as KeyId, v)).or_default().push((start, end));
-            }
-        }
-        Holds(m)
-    }
-
-    /// The latest position `<= p` at which `k` holds `v`.
-    fn latest(&self, k: KeyId, v: Ver, p: u32) -> Option<u32> {
-        let ivs = self.0.get(&(k, v))?;
-        let i = ivs.partition_point(|iv| iv.0 <= p);
-        (i > 0).then(|| p.min(ivs[i - 1].1))
-    }
-
-    /// The earliest position `>= p` at which `k` holds `v`.
-    fn earliest(&self, k: KeyId, v: Ver, p: u32) -> Option<u32> {
-        let ivs = self.0.get(&(k, v))?;
-        let i = ivs.partition_point(|iv| iv.1 < p);
-        ivs.get(i).map(|iv| p.max(iv.0))
-    }
-}
-
-fn attempt(
-    h: &History,
-    facts: &Facts,
-    reads_of: &[Vec<u32>],
-    strict: bool,
-    info_commits: bool,
-) -> Option<Vec<TxnId>> {
-    let committed = |t: usize| match h.txns[t].outcome {
-        Outcome::Ok => true,
-        Outcome::Info => info_commits,
-        Outcome::Fail => false,
-    };
-    let mut writers: Vec<TxnId> = (0..h.txns.len())
-        .filter(|&t| committed(t) && !facts.writes_of[t].is_empty())
-        .map(|t| t as TxnId)
-        .collect();
-    if info_commits
-        && !writers
-            .iter()
-            .any(|&t| h.txns[t as usize].outcome == Outcome::Info)
-    {
-        // Nothing differs from the first attempt.
-        return None;
-    }
-    writers.sort_by_key(|&t| (when(h, t), t));
     let nk = h.keys.len();
-    let mut state: Vec<Ver> = vec![NIL; nk];
-    let mut timeline: Vec<Vec<(u32, Ver)>> = vec![vec![(0, NIL)]; nk];
-    for (i, &w) in writers.iter().enumerate() {
-        for &r in &reads_of[w as usize] {
-            let r = &facts.reads[r as usize];
-            if state[r.key as usize] != r.ver {
-                return None;
+    [false, true].into_iter().find_map(|info_commits| {
+        let ws = writers(h, info_commits, |t| !facts.writes_of[t as usize].is_empty())?;
+        let mut state: Vec<u32> = vec![NIL; nk];
+        let mut timeline: Vec<Vec<(u32, u32)>> = vec![vec![(0, NIL)]; nk];
+        for (i, &w) in ws.iter().enumerate() {
+            for &r in &reads_of[w as usize] {
+                let r = &facts.reads[r as usize];
+                if state[r.key as usize] != r.ver {
+                    return None;
+                }
+            }
+            for &(k, v) in &facts.writes_of[w as usize] {
+                state[k as usize] = v;
+                timeline[k as usize].push((i as u32 + 1, v));
             }
         }
-        for &(k, v) in &facts.writes_of[w as usize] {
-            state[k as usize] = v;
-            timeline[k as usize].push((i as u32 + 1, v));
-        }
-    }
-    let holds = Holds::of(&timeline, writers.len() as u32);
-    let done: Vec<u64> = writers.iter().map(|&w| when(h, w)).collect();
-    // Readers: (position, when, txn).
-    let mut placed: Vec<(u32, u64, TxnId)> = Vec::new();
-    for t in 0..h.txns.len() {
-        if h.txns[t].outcome != Outcome::Ok || !facts.writes_of[t].is_empty() {
-            continue;
-        }
-        let t = t as TxnId;
-        let reads: Vec<(KeyId, Ver)> = reads_of[t as usize]
-            .iter()
-            .map(|&r| (facts.reads[r as usize].key, facts.reads[r as usize].ver))
-            .collect();
-        let at = when(h, t);
-        let pref = done.partition_point(|&d| d < at) as u32;
-        let lo = if strict {
-            let inv = h.txns[t as usize].invoke_seq.unwrap_or(0);
-            done.partition_point(|&d| d < inv) as u32
-        } else {
-            0
-        };
-        let p = down(&holds, &reads, pref, lo)
-            .or_else(|| (!strict).then(|| up(&holds, &reads, pref)).flatten())?;
-        placed.push((p, at, t));
-    }
-    placed.sort_unstable();
-    let mut order = Vec::with_capacity(writers.len() + placed.len());
-    let mut next = placed.iter().peekable();
-    for (i, &w) in writers.iter().enumerate() {
-        while let Some(&(_, _, r)) = next.next_if(|x| x.0 as usize <= i) {
-            order.push(r);
-        }
-        order.push(w);
-    }
-    order.extend(next.map(|x| x.2));
-    Some(order)
-}
-
-/// The latest position in `[lo, p]` at which every read holds.
-fn down(holds: &Holds, reads: &[(KeyId, Ver)], mut p: u32, lo: u32) -> Option<u32> {
-    loop {
-        let mut q = p;
-        for &(k, v) in reads {
-            q = q.min(holds.latest(k, v, p)?);
-        }
-        if q < lo {
-            return None;
-        }
-        if q == p {
-            return Some(p);
-        }
-        p = q;
-    }
-}
-
-/// The earliest position `>= p` at which every read holds.
-fn up(holds: &Holds, reads: &[(KeyId, Ver)], mut p: u32) -> Option<u32> {
-    loop {
-        let mut q = p;
-        for &(k, v) in reads {
-            q = q.max(holds.earliest(k, v, p)?);
-        }
-        if q == p {
-            return Some(p);
-        }
-        p = q;
-    }
+        let holds = Holds::of(&timeline, ws.len());
+        let readers = (0..h.txns.len() as TxnId)
+            .filter(|&t| {
+                h.txns[t as usize].outcome == Outcome::Ok && facts.writes_of[t as usize].is_empty()
+            })
+            .map(|t| {
+                let reads = reads_of[t as usize]
+                    .iter()
+                    .map(|&r| (facts.reads[r as usize].key, facts.reads[r as usize].ver))
+                    .collect();
+                (t, reads)
+            });
+        place_readers(h, &ws, &holds, readers, strict)
+    })
 }
 
 #[cfg(test)]
