@@ -260,14 +260,24 @@ pub(crate) fn witnessed(
     order: Vec<TxnId>,
     replay: Result<(), crate::proof::Replay>,
 ) -> DupVerdict {
+    let reason = Reason::CommitOrder { txns: order.len() };
+    witnessed_as(level, reason, order, None, replay)
+}
+
+/// [`witnessed`] for any witness: `order` (with `snapshots` for snapshot
+/// isolation), valid for `reason` when `replay` passed.
+pub(crate) fn witnessed_as(
+    level: Level,
+    reason: Reason,
+    order: Vec<TxnId>,
+    snapshots: Option<Vec<u32>>,
+    replay: Result<(), crate::proof::Replay>,
+) -> DupVerdict {
     match replay {
         Ok(()) => {
-            let mut v = verdict(
-                level,
-                Validity::True,
-                Reason::CommitOrder { txns: order.len() },
-            );
+            let mut v = verdict(level, Validity::True, reason);
             v.witness = Some(order);
+            v.snapshots = snapshots;
             v
         }
         Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
@@ -398,26 +408,15 @@ fn replayed_verdict(
     order: Vec<TxnId>,
     snaps: Option<Vec<u32>>,
 ) -> DupVerdict {
-    let replayed = match &snaps {
+    let replay = match &snaps {
         Some(sp) => witness::check_si(h, &order, sp),
         None => witness::check_serial(h, &order, level == Level::StrictSerializable),
     };
-    match replayed {
-        Ok(()) => {
-            let mut v = verdict(
-                level,
-                Validity::True,
-                Reason::SerialOrder {
-                    txns: order.len(),
-                    rounds: None,
-                },
-            );
-            v.witness = Some(order);
-            v.snapshots = snaps;
-            v
-        }
-        Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
-    }
+    let reason = Reason::SerialOrder {
+        txns: order.len(),
+        rounds: None,
+    };
+    witnessed_as(level, reason, order, snaps, replay)
 }
 
 /// A witness found by the solver among the places real-time windows leave:
@@ -519,14 +518,10 @@ fn by_sessions(
 fn fast_path(h: &History, level: Level, keys: &[problem::KeyFacts]) -> Option<DupVerdict> {
     if level == Level::SnapshotIsolation {
         if let Some((order, snaps)) = snapshot::replay_si(h, keys) {
-            if witness::check_si(h, &order, &snaps).is_ok() {
-                let mut v = verdict(
-                    level,
-                    Validity::True,
-                    Reason::CommitOrder { txns: order.len() },
-                );
-                v.witness = Some(order);
-                v.snapshots = Some(snaps);
+            let replay = witness::check_si(h, &order, &snaps);
+            if replay.is_ok() {
+                let reason = Reason::CommitOrder { txns: order.len() };
+                let mut v = witnessed_as(level, reason, order, Some(snaps), replay);
                 v.stats.keys = keys.len();
                 return Some(v);
             }

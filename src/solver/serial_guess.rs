@@ -62,12 +62,12 @@ pub fn writers(
 /// Per (key, state), the positions along the writers' sequence at which the
 /// key is in that state, as intervals `[start, end]` in order; position `p`
 /// is the state after the first `p` writers.
-pub struct Holds(FxHashMap<(KeyId, u32), Vec<(u32, u32)>>);
+struct Holds(FxHashMap<(KeyId, u32), Vec<(u32, u32)>>);
 
 impl Holds {
     /// From each key's changes `(position, state)`, the first `(0, initial)`,
     /// positions increasing, over `writers` writers.
-    pub fn of(timeline: &[Vec<(u32, u32)>], writers: usize) -> Self {
+    fn of(timeline: &[Vec<(u32, u32)>], writers: usize) -> Self {
         let mut m: FxHashMap<(KeyId, u32), Vec<(u32, u32)>> = FxHashMap::default();
         for (k, tl) in timeline.iter().enumerate() {
             for (j, &(start, s)) in tl.iter().enumerate() {
@@ -93,18 +93,25 @@ impl Holds {
     }
 }
 
-/// The serial order: `writers` in turn, each reader (a transaction and the
-/// `(key, state)` of each of its reads) placed at the latest position no
-/// later than its completion where every read holds (`strict`: no earlier
-/// than the writers that completed before it began; else, failing that,
-/// the earliest position after). `None` when a reader fits nowhere.
+/// The serial order: `writers` in turn (`timeline`: each key's changes of
+/// state along them, see [`Holds::of`]), each reader (an `ok` transaction
+/// that does not `write`; `reads`: the `(key, state)` of each of its reads)
+/// placed at the latest position no later than its completion where every
+/// read holds (`strict`: no earlier than the writers that completed before
+/// it began; else, failing that, the earliest position after). `None` when
+/// a reader fits nowhere.
 pub fn place_readers(
     h: &History,
     writers: &[TxnId],
-    holds: &Holds,
-    readers: impl Iterator<Item = (TxnId, Vec<(KeyId, u32)>)>,
+    timeline: &[Vec<(u32, u32)>],
+    writes: impl Fn(TxnId) -> bool,
+    reads: impl Fn(TxnId) -> Vec<(KeyId, u32)>,
     strict: bool,
 ) -> Option<Vec<TxnId>> {
+    let holds = &Holds::of(timeline, writers.len());
+    let readers = (0..h.txns.len() as TxnId)
+        .filter(|&t| h.txns[t as usize].outcome == Outcome::Ok && !writes(t))
+        .map(|t| (t, reads(t)));
     let done: Vec<u64> = writers.iter().map(|&w| when(h, w)).collect();
     // (position, when, txn)
     let mut placed: Vec<(u32, u64, TxnId)> = Vec::new();
@@ -203,18 +210,14 @@ pub fn list_append(h: &History, keys: &[KeyFacts], strict: bool) -> Option<Vec<T
                 timeline[k as usize].push((i as u32 + 1, to));
             }
         }
-        let holds = Holds::of(&timeline, ws.len());
-        let readers = (0..h.txns.len() as TxnId)
-            .filter(|&t| {
-                h.txns[t as usize].outcome == Outcome::Ok && ops.appends[t as usize].is_empty()
-            })
-            .map(|t| {
-                (
-                    t,
-                    ops.reads[t as usize].iter().map(|&(k, c)| (k, c)).collect(),
-                )
-            });
-        place_readers(h, &ws, &holds, readers, strict)
+        place_readers(
+            h,
+            &ws,
+            &timeline,
+            |t| !ops.appends[t as usize].is_empty(),
+            |t| ops.reads[t as usize].clone(),
+            strict,
+        )
     })
 }
 

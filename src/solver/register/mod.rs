@@ -135,16 +135,8 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
     let strict = level == Level::StrictSerializable;
     if matches!(level, Level::Serializable | Level::StrictSerializable) {
         if let Some(order) = serial_guess::guess(h, &facts, strict) {
-            if witness::check_serial(h, &order, strict).is_ok() {
-                let mut v = verdict(
-                    level,
-                    Validity::True,
-                    Reason::SerialOrder {
-                        txns: order.len(),
-                        rounds: None,
-                    },
-                );
-                v.witness = Some(order);
+            let v = replayed(h, level, order, None, None);
+            if v.valid == Validity::True {
                 return v;
             }
         }
@@ -153,28 +145,7 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
     let found = s.run();
     let rounds = s.rounds;
     match found {
-        Found::Valid { order, snapshots } => {
-            let replayed = match &snapshots {
-                Some(sp) => witness::check_si(h, &order, sp),
-                None => witness::check_serial(h, &order, strict),
-            };
-            match replayed {
-                Ok(()) => {
-                    let mut v = verdict(
-                        level,
-                        Validity::True,
-                        Reason::SerialOrder {
-                            txns: order.len(),
-                            rounds: Some(rounds),
-                        },
-                    );
-                    v.witness = Some(order);
-                    v.snapshots = snapshots;
-                    v
-                }
-                Err(e) => verdict(level, Validity::Unknown, Reason::NoReplay(e)),
-            }
-        }
+        Found::Valid { order, snapshots } => replayed(h, level, order, snapshots, Some(rounds)),
         Found::Invalid { cycle, forced } => {
             let mut v = verdict(level, Validity::False, Reason::Proof);
             v.anomaly = Some(finding(level, cycle, forced));
@@ -182,6 +153,26 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
         }
         Found::Unknown(m) => verdict(level, Validity::Unknown, m),
     }
+}
+
+/// Valid with `order` (and, for snapshot isolation, `snapshots`) as the
+/// witness if it replays against the history; else unknown, with why.
+fn replayed(
+    h: &History,
+    level: Level,
+    order: Vec<TxnId>,
+    snapshots: Option<Vec<u32>>,
+    rounds: Option<u32>,
+) -> DupVerdict {
+    let replay = match &snapshots {
+        Some(sp) => witness::check_si(h, &order, sp),
+        None => witness::check_serial(h, &order, level == Level::StrictSerializable),
+    };
+    let reason = Reason::SerialOrder {
+        txns: order.len(),
+        rounds,
+    };
+    super::witnessed_as(level, reason, order, snapshots, replay)
 }
 
 /// Elle's name for a cycle of these steps, from the one classifier

@@ -4,8 +4,8 @@
 //! their predecessors left.
 
 use super::facts::{Facts, NIL};
-use crate::history::{History, Outcome, TxnId};
-use crate::solver::serial_guess::{place_readers, writers, Holds};
+use crate::history::{History, TxnId};
+use crate::solver::serial_guess::{place_readers, writers};
 
 /// A serial order of the committed transactions (with `info` writers taken
 /// as not committed, then as committed), or `None`. `strict`: a reader is
@@ -32,19 +32,14 @@ pub fn guess(h: &History, facts: &Facts, strict: bool) -> Option<Vec<TxnId>> {
                 timeline[k as usize].push((i as u32 + 1, v));
             }
         }
-        let holds = Holds::of(&timeline, ws.len());
-        let readers = (0..h.txns.len() as TxnId)
-            .filter(|&t| {
-                h.txns[t as usize].outcome == Outcome::Ok && facts.writes_of[t as usize].is_empty()
-            })
-            .map(|t| {
-                let reads = reads_of[t as usize]
-                    .iter()
-                    .map(|&r| (facts.reads[r as usize].key, facts.reads[r as usize].ver))
-                    .collect();
-                (t, reads)
-            });
-        place_readers(h, &ws, &holds, readers, strict)
+        let reads = |t: TxnId| {
+            reads_of[t as usize]
+                .iter()
+                .map(|&r| (facts.reads[r as usize].key, facts.reads[r as usize].ver))
+                .collect()
+        };
+        let writes = |t: TxnId| !facts.writes_of[t as usize].is_empty();
+        place_readers(h, &ws, &timeline, writes, reads, strict)
     })
 }
 
