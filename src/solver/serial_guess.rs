@@ -20,15 +20,12 @@ use super::problem::KeyFacts;
 use crate::history::{History, KeyId, Outcome, TxnId};
 use rustc_hash::FxHashMap;
 
-/// When a transaction took effect, at the latest: its completion (an
-/// `info` one's invocation; it never completed).
+/// When a transaction took effect, at the latest: its completion (for an
+/// `info` one that never completed, a guess: its invocation).
 pub fn when(h: &History, t: TxnId) -> u64 {
     let txn = &h.txns[t as usize];
     let inv = txn.invoke_seq.unwrap_or(txn.index.max(0) as u64);
-    match txn.outcome {
-        Outcome::Info => inv,
-        _ => txn.complete_seq.unwrap_or(inv),
-    }
+    txn.complete_seq.unwrap_or(inv)
 }
 
 /// The committed transactions that `writes`, in completion order (`info`
@@ -128,17 +125,86 @@ pub fn place_readers(
             .or_else(|| (!strict).then(|| up(holds, &reads, pref)).flatten())?;
         placed.push((p, at, t));
     }
+    Some(merge(writers, placed).0)
+}
+
+/// `writers` in turn with each reader `(position, when, txn)` placed before
+/// the writer at its position; and per position, the index in that order
+/// of the writer there (the order's length past the last).
+fn merge(writers: &[TxnId], mut placed: Vec<(u32, u64, TxnId)>) -> (Vec<TxnId>, Vec<u32>) {
     placed.sort_unstable();
     let mut order = Vec::with_capacity(writers.len() + placed.len());
+    let mut at = Vec::with_capacity(writers.len() + 1);
     let mut next = placed.iter().peekable();
     for (i, &w) in writers.iter().enumerate() {
         while let Some(&(_, _, r)) = next.next_if(|x| x.0 as usize <= i) {
             order.push(r);
         }
+        at.push(order.len() as u32);
         order.push(w);
     }
     order.extend(next.map(|x| x.2));
-    Some(order)
+    at.push(order.len() as u32);
+    (order, at)
+}
+
+/// Snapshot isolation's guess: `writers` commit in turn (`timeline`: each
+/// key's changes of state along them); each writer's snapshot is the latest
+/// position, no later than its own commit and after every earlier commit
+/// of a key it writes (first committer wins: `wrote`, the keys it writes),
+/// at which its reads hold; each reader commits where its reads hold, as in
+/// [`place_readers`]. The commit order and each commit's snapshot (how many
+/// of the commits before it the snapshot holds), or `None`.
+pub fn place_snapshots(
+    h: &History,
+    writers: &[TxnId],
+    timeline: &[Vec<(u32, u32)>],
+    wrote: impl Fn(TxnId) -> Vec<KeyId>,
+    reads: impl Fn(TxnId) -> Vec<(KeyId, u32)>,
+) -> Option<(Vec<TxnId>, Vec<u32>)> {
+    let holds = &Holds::of(timeline, writers.len());
+    // Per key, one past the position of its last writer so far.
+    let mut after: FxHashMap<KeyId, u32> = FxHashMap::default();
+    let mut snap_at: Vec<u32> = Vec::with_capacity(writers.len());
+    let mut is_writer = vec![false; h.txns.len()];
+    for (i, &w) in writers.iter().enumerate() {
+        is_writer[w as usize] = true;
+        let keys = wrote(w);
+        let lo = keys
+            .iter()
+            .filter_map(|k| after.get(k))
+            .max()
+            .copied()
+            .unwrap_or(0);
+        snap_at.push(down(holds, &reads(w), i as u32, lo)?);
+        for k in keys {
+            after.insert(k, i as u32 + 1);
+        }
+    }
+    let done: Vec<u64> = writers.iter().map(|&w| when(h, w)).collect();
+    let mut placed: Vec<(u32, u64, TxnId)> = Vec::new();
+    for t in 0..h.txns.len() as TxnId {
+        if h.txns[t as usize].outcome != Outcome::Ok || is_writer[t as usize] {
+            continue;
+        }
+        let r = reads(t);
+        let at = when(h, t);
+        let pref = done.partition_point(|&d| d < at) as u32;
+        let p = down(holds, &r, pref, 0).or_else(|| up(holds, &r, pref))?;
+        placed.push((p, at, t));
+    }
+    let (order, at) = merge(writers, placed);
+    let mut snap_of: FxHashMap<TxnId, u32> = FxHashMap::default();
+    for (i, &w) in writers.iter().enumerate() {
+        snap_of.insert(w, at[snap_at[i] as usize]);
+    }
+    // A reader's snapshot is everything committed before it.
+    let snapshots = order
+        .iter()
+        .enumerate()
+        .map(|(i, t)| snap_of.get(t).copied().unwrap_or(i as u32))
+        .collect();
+    Some((order, snapshots))
 }
 
 /// The latest position in `[lo, p]` at which every read holds.

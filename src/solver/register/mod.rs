@@ -29,9 +29,10 @@
 //!
 //! Cheapest first: contradictions need no order ([`facts`]: a read inside
 //! a transaction that disagrees with its own writes, a read of a value no
-//! committed transaction wrote last); for the serial levels, an order
-//! guessed from the history's timing ([`serial_guess`], linear up to a
-//! sort); then the search, whose first round
+//! committed transaction wrote last); an execution guessed from the
+//! history's timing ([`serial_guess`], linear up to sorts: a serial order,
+//! or for snapshot isolation commits in completion order with the latest
+//! snapshots that fit); then the search, whose first round
 //! is a replay of the order the fixed edges and the history's timing give,
 //! so most valid histories end there with a witness. Every witness is
 //! replayed by [`witness`] against the history before "valid" is said; a
@@ -133,12 +134,17 @@ fn decide(h: &History, level: Level, limits: &Limits, t0: Instant) -> DupVerdict
         }
     };
     let strict = level == Level::StrictSerializable;
-    if matches!(level, Level::Serializable | Level::StrictSerializable) {
-        if let Some(order) = serial_guess::guess(h, &facts, strict) {
-            let v = replayed(h, level, order, None, None);
-            if v.valid == Validity::True {
-                return v;
-            }
+    let guessed = match level {
+        Level::Serializable | Level::StrictSerializable => {
+            serial_guess::guess(h, &facts, strict).map(|o| (o, None))
+        }
+        Level::SnapshotIsolation => serial_guess::guess_si(h, &facts).map(|(o, s)| (o, Some(s))),
+        _ => None,
+    };
+    if let Some((order, snapshots)) = guessed {
+        let v = replayed(h, level, order, snapshots, None);
+        if v.valid == Validity::True {
+            return v;
         }
     }
     let mut s = Search::new(h, level, &facts, limits, t0);
