@@ -66,9 +66,10 @@ enum Look {
 }
 
 /// The writers taken as committed, in completion order: every `ok` one,
-/// and each `info` one whose write the transaction `look` finds saw, rather
-/// than the value before it. A guess: when the two values are the same, or
-/// nobody looks, it is taken as not committed.
+/// and each `info` one whose write the transaction `look` finds, for some
+/// key it wrote, saw rather than the value before it (and for no key the
+/// other way round). A guess: when the two values are the same, or nobody
+/// looks, it is taken as not committed.
 fn committed_writers(h: &History, facts: &Facts, reads_of: &[Vec<u32>], look: Look) -> Vec<TxnId> {
     let mut by_when: Vec<TxnId> = (0..h.txns.len() as TxnId)
         .filter(|&t| h.txns[t as usize].outcome != Outcome::Fail)
@@ -96,7 +97,12 @@ fn committed_writers(h: &History, facts: &Facts, reads_of: &[Vec<u32>], look: Lo
         }
         let after = when(h, t);
         let vote = |&(k, v): &(KeyId, u32)| {
-            let touches = |u: &&TxnId| read_of(**u, k).is_some() || writes(**u, k);
+            // Another `info` writer's blind write may not have happened: it
+            // does not end the look.
+            let touches = |u: &&TxnId| {
+                read_of(**u, k).is_some()
+                    || (writes(**u, k) && h.txns[**u as usize].outcome == Outcome::Ok)
+            };
             let (next, between) = match look {
                 Look::BeganAfter => {
                     let from = by_invoke.partition_point(|&u| invoked(u) <= after);
@@ -118,8 +124,12 @@ fn committed_writers(h: &History, facts: &Facts, reads_of: &[Vec<u32>], look: Lo
             let before = state[k as usize];
             (!between && (saw != before || saw != v)).then_some(saw == v)
         };
-        let commits =
-            h.txns[t as usize].outcome == Outcome::Ok || ws.iter().find_map(vote) == Some(true);
+        // Committed when some key's reader saw its value and none saw the
+        // value before it.
+        let commits = h.txns[t as usize].outcome == Outcome::Ok || {
+            let votes: Vec<bool> = ws.iter().filter_map(vote).collect();
+            votes.contains(&true) && !votes.contains(&false)
+        };
         if commits {
             for &(k, v) in ws {
                 state[k as usize] = v;
