@@ -239,9 +239,11 @@ pub fn forced_read(h: &History, avoid: &BTreeSet<String>) -> Option<DupVerdict> 
                 {
                     continue;
                 }
-                let sources = bad_sources(h, &s, r, kv);
-                let nobody = sources.is_empty() && bad(BadSource::Nobody, r);
-                if !nobody && (sources.is_empty() || !sources.iter().all(|&b| bad(b, r))) {
+                let mut sources = bad_sources(h, &s, r, kv);
+                if sources.is_empty() {
+                    sources.push(BadSource::Nobody);
+                }
+                if !sources.iter().all(|&b| bad(b, r)) {
                     continue;
                 }
                 bad_read(r.txn, r.key, Some(ver), sources, r.then_writes)
